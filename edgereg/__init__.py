@@ -1,0 +1,12 @@
+"""edgereg: Numba-compiled online learners with fixed memory for edge devices.
+
+Every model keeps a fixed-size state in preallocated arrays and learns one
+sample (``learn_one``) or a block (``learn_many``) at a time with compiled
+kernels that allocate nothing per step. See SPEC sections in each module.
+"""
+
+from ._base import OnlineModel, StateFileError, load
+from .dfop import DFOP, RLS
+
+__all__ = ["DFOP", "RLS", "OnlineModel", "StateFileError", "load"]
+__version__ = "0.1.0"

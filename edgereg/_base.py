@@ -1,0 +1,302 @@
+"""The Python layer every edgereg model shares: state, persistence, validation.
+
+A model is two layers (CONVENTIONS.md): ``@njit`` kernels over plain arrays,
+and a class like the ones here that owns the state, validates input once and
+calls the kernels. This module holds what is common to every class so that a
+model module only writes its kernels, its ``_allocate`` and its hot paths.
+
+State contract
+--------------
+``_allocate()`` returns a ``NamedTuple`` of preallocated NumPy arrays; every
+state has a field ``counts`` (int64) whose first two entries are the number of
+samples learnt and the number skipped as invalid. Fields whose name starts
+with ``work`` are scratch space of the kernels: preallocated so that no step
+allocates, but with no meaning between calls (they are excluded when tests
+compare states bit for bit). Nothing is ever reallocated
+while learning: ``reset()`` allocates afresh, ``load()`` copies into a freshly
+allocated state after checking every field's shape and dtype.
+
+Bad input contract
+------------------
+Per-sample and block kernels report a non-finite sample with a status instead
+of raising, and never apply half an update. With ``on_invalid="raise"`` the
+class raises ``ValueError`` naming the row, with the state exactly as it was
+before that sample; with ``on_invalid="skip"`` the sample is skipped and
+counted in ``n_skipped_``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+import zipfile
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from ._validate import (
+    as_matrix,
+    check_dtype,
+    check_on_invalid,
+    describe_nonfinite,
+)
+
+STATE_FORMAT = "edgereg-state-1"
+
+_REGISTRY: dict[str, type[OnlineModel]] = {}
+
+
+class StateFileError(ValueError):
+    """A file given to ``load`` is not a usable edgereg state file."""
+
+
+class OnlineModel:
+    """Base class of every edgereg model (not used directly).
+
+    Subclasses set ``_task`` and implement ``_allocate``, ``_learn_block``,
+    ``_predict_block`` and ``learn_one`` / ``predict_one`` (the per-sample hot
+    paths stay in the subclass so that they cost one kernel dispatch).
+    """
+
+    #: "regression", "classification", "novelty" or "multioutput"; drives the
+    #: contract tests' synthetic data and the target validation.
+    _task: ClassVar[str] = "regression"
+    _n_counts: ClassVar[int] = 2
+
+    n_features: int
+    dtype: np.dtype
+    on_invalid: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.__name__] = cls
+
+    # ------------------------------------------------------------------ state
+    def _init_common(self, n_features: int, dtype: Any, on_invalid: str) -> None:
+        from ._validate import check_int
+
+        self.n_features = check_int("n_features", n_features)
+        self.dtype = check_dtype(dtype)
+        self.on_invalid = check_on_invalid(on_invalid)
+        self._skip = on_invalid == "skip"
+
+    def _allocate(self) -> NamedTuple:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything learnt: reallocate the state as at construction."""
+        self._state = self._allocate()
+        self._bind_state()
+
+    def _bind_state(self) -> None:
+        """Cache the state's arrays as attributes for the hot paths (optional)."""
+
+    @property
+    def state(self) -> NamedTuple:
+        """The model state: a NamedTuple of read-only views of its arrays."""
+        views = []
+        for arr in self._state:
+            v = arr.view()
+            v.flags.writeable = False
+            views.append(v)
+        return type(self._state)(*views)
+
+    @property
+    def n_seen_(self) -> int:
+        """Number of samples learnt from (skipped samples excluded)."""
+        return int(self._state.counts[0])
+
+    @property
+    def n_skipped_(self) -> int:
+        """Number of samples skipped as invalid under ``on_invalid="skip"``."""
+        return int(self._state.counts[1])
+
+    def nbytes(self) -> int:
+        """Bytes held by the state arrays (the model's whole fixed memory)."""
+        return int(sum(a.nbytes for a in self._state))
+
+    # --------------------------------------------------------------- params
+    def get_params(self) -> dict[str, Any]:
+        """Constructor arguments, as given (scikit-learn convention)."""
+        sig = inspect.signature(type(self).__init__)
+        params = {}
+        for name, p in sig.parameters.items():
+            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, np.dtype):
+                value = value.name
+            params[name] = value
+        return params
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"params": self.get_params(), "state": self._state}
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__init__(**d["params"])
+        self._copy_state_in(d["state"]._asdict(), source="pickle")
+
+    # ---------------------------------------------------------- persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model (parameters and state) to ``path`` atomically.
+
+        The file is an ``.npz`` archive readable with ``allow_pickle=False``.
+        It is written to a temporary file in the same directory, flushed to
+        disk and renamed over ``path``, so a crash or a kill leaves either the
+        old file or the new one, never half of one.
+        """
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        arrays = {f"state.{k}": np.asarray(v) for k, v in self._state._asdict().items()}
+        meta = {
+            "format": np.array(STATE_FORMAT),
+            "model": np.array(type(self).__name__),
+            "params": np.array(json.dumps(self.get_params())),
+        }
+        fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **meta, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> OnlineModel:
+        """Read a model written by :meth:`save`; it resumes bit-exactly.
+
+        Raises
+        ------
+        StateFileError
+            If the file is truncated, not an edgereg state file, written by
+            another model class, or its arrays do not fit the parameters.
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                contents = {k: npz[k] for k in npz.files}
+        except FileNotFoundError:
+            raise
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+            raise StateFileError(
+                f"{path!r} is not a readable edgereg state file (truncated or foreign): {exc}"
+            ) from exc
+        if not isinstance(contents, dict) or str(contents.get("format", "")) != STATE_FORMAT:
+            raise StateFileError(
+                f"{path!r} is not an edgereg state file (expected format {STATE_FORMAT!r})"
+            )
+        name = str(contents["model"])
+        target = _REGISTRY.get(name)
+        if target is None:
+            raise StateFileError(f"{path!r} holds an unknown model class {name!r}")
+        if cls is not OnlineModel and not issubclass(target, cls):
+            raise StateFileError(f"{path!r} holds a {name}, not a {cls.__name__}")
+        try:
+            params = json.loads(str(contents["params"]))
+            model = target(**params)
+        except (ValueError, TypeError) as exc:
+            raise StateFileError(f"{path!r} has invalid model parameters: {exc}") from exc
+        state = {k[len("state.") :]: v for k, v in contents.items() if k.startswith("state.")}
+        model._copy_state_in(state, source=repr(path))
+        return model
+
+    def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
+        fresh = self._allocate()
+        for field, target in fresh._asdict().items():
+            if field not in arrays:
+                raise StateFileError(f"{source}: state field {field!r} is missing")
+            arr = np.asarray(arrays[field])
+            if arr.shape != target.shape or arr.dtype != target.dtype:
+                raise StateFileError(
+                    f"{source}: state field {field!r} should be {target.dtype}{list(target.shape)}, "
+                    f"got {arr.dtype}{list(arr.shape)}"
+                )
+            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+                raise StateFileError(f"{source}: state field {field!r} holds NaN or inf")
+            np.copyto(target, arr)
+        extra = set(arrays) - set(fresh._fields)
+        if extra:
+            raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
+        self._state = fresh
+        self._bind_state()
+
+    # ------------------------------------------------------------ learning
+    def _check_X(self, X: Any) -> np.ndarray:
+        return as_matrix(X, self.n_features, self.dtype)
+
+    def _targets_many(self, Y: Any, n: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _learn_block(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray, **kw: Any) -> int:
+        raise NotImplementedError  # pragma: no cover
+
+    def _predict_block(self, X: np.ndarray, out: np.ndarray) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    def _output_shape(self, n: int) -> tuple[int, ...]:
+        return (n,)
+
+    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
+        """Explain why a sample was rejected by a kernel."""
+        parts = []
+        bad_x = describe_nonfinite(np.asarray(x, dtype=np.float64))
+        if bad_x:
+            parts.append(f"non-finite input {bad_x}")
+        y_arr = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y_arr)):
+            parts.append(f"non-finite or invalid target y={y!r}")
+        if not parts:
+            parts.append(
+                "the update would overflow (input too large for the current state); "
+                "scale the inputs"
+            )
+        return (
+            f"{where}: {'; '.join(parts)}. The model state is unchanged "
+            f"(use on_invalid='skip' to skip such samples)"
+        )
+
+    def _learn_many_checked(
+        self, X: Any, Y: Any, targets_original: Any = None, **kw: Any
+    ) -> np.ndarray:
+        """Shared body of ``learn_many``: validate, one kernel call, report."""
+        X = self._check_X(X)
+        n = X.shape[0]
+        Yk = self._targets_many(Y, n)
+        out = np.empty(self._output_shape(n), dtype=np.float64)
+        bad = self._learn_block(X, Yk, out, **kw)
+        if bad >= 0:
+            shown_y = (Y if targets_original is None else targets_original)
+            y_row = np.asarray(shown_y)[bad] if np.ndim(shown_y) else shown_y
+            raise ValueError(
+                self._invalid_message(X[bad], y_row, f"row {bad} of the block")
+                + f"; rows 0..{bad - 1} were learnt, rows {bad}.. were not"
+            )
+        return out
+
+    def predict_many(self, X: Any) -> np.ndarray:
+        """Predict a block of samples without learning."""
+        X = self._check_X(X)
+        out = np.empty(self._output_shape(X.shape[0]), dtype=np.float64)
+        self._predict_block(X, out)
+        return out
+
+    # ----------------------------------------------------------- contracts
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        """Small parameter sets used by the contract tests (river convention)."""
+        return [{"n_features": 4}]
+
+
+def load(path: str | os.PathLike) -> OnlineModel:
+    """Load any edgereg model saved with ``save`` (the class is read from the file)."""
+    return OnlineModel.load(path)

@@ -1,0 +1,166 @@
+"""Input validation shared by every model (the Python layer; kernels trust it).
+
+Each function either returns an array the kernels can take as it is (the
+model's dtype, C-contiguous, the expected shape) or raises a ``TypeError`` /
+``ValueError`` that says what was expected and what came. Finiteness is *not*
+checked here for the per-sample path: the kernels detect non-finite values
+themselves (it costs them nothing, see ``dfop._dfop_step``) and report a status
+code, so that the Python side only pays for it when something is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+_NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float: safely castable to float
+
+ON_INVALID_POLICIES = ("raise", "skip")
+
+
+def check_dtype(dtype: Any) -> np.dtype:
+    """Return the float dtype of a model: float64 (default) or float32."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be 'float64' or 'float32', got {dtype!r}") from exc
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise TypeError(f"dtype must be 'float64' or 'float32', got {dt}")
+    return dt
+
+
+def check_on_invalid(value: str) -> str:
+    if value not in ON_INVALID_POLICIES:
+        raise ValueError(f"on_invalid must be one of {ON_INVALID_POLICIES}, got {value!r}")
+    return value
+
+
+def check_int(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_float(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Check a real hyper-parameter against an interval; open ends exclude the bound."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    bad = (
+        (low is not None and (v < low or (low_open and v == low)))
+        or (high is not None and (v > high or (high_open and v == high)))
+    )
+    if bad:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        interval = ("(" if low_open or low is None else "[") + f"{lo}, {hi}" + (
+            ")" if high_open or high is None else "]"
+        )
+        raise ValueError(f"{name} must be in {interval}, got {v:g}")
+    return v
+
+
+def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        arr = value
+    else:
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what} must be numeric array-like, got {type(value).__name__}") from exc
+    if arr.dtype.kind not in _NUMERIC_KINDS:
+        raise TypeError(
+            f"{what} must hold real numbers (bool, int or float); got dtype {arr.dtype}"
+        )
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def as_row(x: Any, n_features: int, dtype: np.dtype, what: str = "x") -> np.ndarray:
+    """One sample as a C-contiguous 1-D array of ``n_features`` values of ``dtype``."""
+    arr = _as_numeric_array(x, what, dtype)
+    if arr.shape != (n_features,):
+        raise ValueError(
+            f"{what} must be a 1-D array of shape ({n_features},), got shape {arr.shape}"
+        )
+    return arr
+
+
+def as_matrix(X: Any, n_features: int, dtype: np.dtype, what: str = "X") -> np.ndarray:
+    """A block of samples as a C-contiguous (n, n_features) array of ``dtype``."""
+    arr = _as_numeric_array(X, what, dtype)
+    if arr.ndim != 2 or arr.shape[1] != n_features:
+        raise ValueError(
+            f"{what} must be a 2-D array of shape (n_samples, {n_features}), got shape {arr.shape}"
+        )
+    return arr
+
+
+def as_targets(y: Any, n_samples: int, dtype: np.dtype, what: str = "y") -> np.ndarray:
+    """A block of scalar targets as a C-contiguous 1-D array of length ``n_samples``."""
+    arr = _as_numeric_array(y, what, dtype)
+    if arr.shape != (n_samples,):
+        raise ValueError(f"{what} must be a 1-D array of shape ({n_samples},), got shape {arr.shape}")
+    return arr
+
+
+def as_scalar(y: Any, what: str = "y") -> float:
+    """One scalar target as a Python float (finiteness is checked by the kernel)."""
+    if isinstance(y, float):
+        return y
+    if isinstance(y, (bool, int, np.integer, np.floating, np.bool_)):
+        return float(y)
+    arr = np.asarray(y)
+    if arr.dtype.kind not in _NUMERIC_KINDS or arr.size != 1:
+        raise TypeError(f"{what} must be a real scalar, got {y!r}")
+    return float(arr.reshape(()))
+
+
+def describe_nonfinite(row: np.ndarray, what: str = "x") -> str:
+    """Say which entries of a row are NaN or infinite (for error messages)."""
+    bad = np.flatnonzero(~np.isfinite(row))
+    if bad.size == 0:
+        return ""
+    shown = ", ".join(f"{what}[{j}]={row[j]}" for j in bad[:5])
+    more = f" (and {bad.size - 5} more)" if bad.size > 5 else ""
+    return shown + more
+
+
+def labels_to_signs(y: np.ndarray, what: str = "y") -> np.ndarray:
+    """Map binary labels to {-1.0, +1.0}: +1 stays +1; 0 and -1 become -1.
+
+    Anything else (2, 0.5, NaN) is an error: a classifier must not guess what
+    an unknown label means. Returns a new float64 array.
+    """
+    y = np.asarray(y)
+    ok = (y == 1) | (y == 0) | (y == -1)
+    if not np.all(ok):
+        first = int(np.flatnonzero(~ok)[0]) if y.ndim else 0
+        value = y.reshape(-1)[first]
+        raise ValueError(
+            f"classification labels must be in {{-1, +1}} or {{0, 1}}; "
+            f"got {value!r} at {what}[{first}]"
+        )
+    return np.where(y == 1, 1.0, -1.0)
+
+
+def label_to_sign(y: Any, what: str = "y") -> float:
+    """Scalar form of :func:`labels_to_signs`."""
+    if y == 1:
+        return 1.0
+    if y == 0 or y == -1:
+        return -1.0
+    raise ValueError(f"classification labels must be in {{-1, +1}} or {{0, 1}}; got {what}={y!r}")

@@ -1,0 +1,78 @@
+"""Synthetic data and model discovery for the contract tests.
+
+Every public model class in ``edgereg.__all__`` is tested with each parameter
+set of its ``_unit_test_params()`` (river's convention) on a small stream that
+suits its task (``model._task``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import edgereg
+from edgereg._base import OnlineModel
+
+
+def model_classes() -> list[type[OnlineModel]]:
+    out = []
+    for name in edgereg.__all__:
+        obj = getattr(edgereg, name)
+        if isinstance(obj, type) and issubclass(obj, OnlineModel) and obj is not OnlineModel:
+            out.append(obj)
+    return out
+
+
+def model_cases() -> list[tuple[str, type[OnlineModel], dict[str, Any]]]:
+    cases = []
+    for cls in model_classes():
+        for i, params in enumerate(cls._unit_test_params()):
+            cases.append((f"{cls.__name__}-{i}", cls, params))
+    return cases
+
+
+def make_stream(model: OnlineModel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+    """A stream (X, Y) the model can learn; Y is None for novelty detection."""
+    rng = np.random.default_rng(seed)
+    d = model.n_features
+    X = rng.normal(size=(n, d))
+    task = model._task
+    if task == "novelty":
+        return X, None
+    if task == "multioutput":
+        m = model.n_outputs
+        W = rng.normal(size=(d, m))
+        return X, X @ W + 0.1 * rng.normal(size=(n, m))
+    w = rng.normal(size=d)
+    if task == "classification":
+        y = np.where(X @ w + 0.3 * rng.normal(size=n) >= 0, 1.0, -1.0)
+        return X, y
+    return X, X @ w + 0.1 * rng.normal(size=n)
+
+
+def learn_many(model: OnlineModel, X: np.ndarray, Y: np.ndarray | None, **kw: Any) -> np.ndarray:
+    return model.learn_many(X, **kw) if Y is None else model.learn_many(X, Y, **kw)
+
+
+def learn_one(model: OnlineModel, x: np.ndarray, y: Any) -> Any:
+    return model.learn_one(x) if y is None else model.learn_one(x, y)
+
+
+def row(Y: np.ndarray | None, t: int) -> Any:
+    return None if Y is None else Y[t]
+
+
+def state_arrays(model: OnlineModel) -> dict[str, np.ndarray]:
+    """Copies of the meaningful state arrays (scratch ``work*`` fields excluded)."""
+    return {
+        k: np.array(v, copy=True)
+        for k, v in model.state._asdict().items()
+        if not k.startswith("work")
+    }
+
+
+def assert_same_state(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=f"state field {k!r} differs")

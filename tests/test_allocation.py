@@ -1,0 +1,70 @@
+"""No allocation per step, proven with numba's NRT statistics (CONVENTIONS.md).
+
+Every array handed to a kernel from Python costs one NRT meminfo per call, so
+absolute counts are meaningless; what must hold is the *slope*: a block of
+10,000 rows allocates exactly as often as a block of 10 (nothing per step),
+and every allocation is freed. Run for every public model and every kernel
+path (learn_many, predict_many, learn_one, predict_one).
+"""
+
+from __future__ import annotations
+
+import pytest
+from contract_data import learn_many, learn_one, make_stream, model_cases, row
+from numba.core.runtime import _nrt_python, rtsys
+
+CASES = model_cases()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nrt_stats():
+    _nrt_python.memsys_enable_stats()
+    yield
+    _nrt_python.memsys_disable_stats()
+
+
+def _allocs(fn):
+    before = rtsys.get_allocation_stats()
+    fn()
+    after = rtsys.get_allocation_stats()
+    return after.alloc - before.alloc, after.free - before.free
+
+
+@pytest.mark.parametrize(("name", "cls", "params"), CASES, ids=[c[0] for c in CASES])
+def test_block_paths_allocate_nothing_per_step(name, cls, params):
+    model = cls(**params)
+    X, Y = make_stream(model, 10_000, seed=1)
+    learn_many(model, X[:10], None if Y is None else Y[:10])  # compile
+    model.predict_many(X[:10])
+
+    def block(n):
+        return lambda: learn_many(model, X[:n], None if Y is None else Y[:n])
+
+    small, large = _allocs(block(10)), _allocs(block(10_000))
+    assert small == large, f"learn_many allocations grow with the block: {small} vs {large}"
+    assert large[0] == large[1], f"learn_many leaks: alloc {large[0]} != free {large[1]}"
+
+    small = _allocs(lambda: model.predict_many(X[:10]))
+    large = _allocs(lambda: model.predict_many(X))
+    assert small == large and large[0] == large[1], (small, large)
+
+
+@pytest.mark.parametrize(("name", "cls", "params"), CASES, ids=[c[0] for c in CASES])
+def test_one_sample_paths_allocate_a_constant_per_call(name, cls, params):
+    model = cls(**params)
+    X, Y = make_stream(model, 300, seed=2)
+    learn_one(model, X[0], row(Y, 0))
+    model.predict_one(X[0])
+
+    def calls(start, n):
+        def run():
+            for t in range(start, start + n):
+                learn_one(model, X[t], row(Y, t))
+                model.predict_one(X[t])
+
+        return run
+
+    one = _allocs(calls(1, 1))
+    many = _allocs(calls(2, 200))
+    assert many[0] == 200 * one[0], f"per-call allocations vary: {one} per call, {many} per 200"
+    assert many[0] == many[1], f"learn_one leaks: {many}"

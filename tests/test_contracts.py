@@ -1,0 +1,255 @@
+"""The same contract checked over every public model (river's check_estimator idea).
+
+Models are discovered from ``edgereg.__all__`` and built from each of their
+``_unit_test_params()``; the stream suits ``model._task``. A new model passes
+these without any change here.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from contract_data import (
+    assert_same_state,
+    learn_many,
+    learn_one,
+    make_stream,
+    model_cases,
+    row,
+    state_arrays,
+)
+
+from edgereg import StateFileError, load
+
+CASES = model_cases()
+IDS = [c[0] for c in CASES]
+
+
+@pytest.fixture(params=CASES, ids=IDS)
+def case(request):
+    _, cls, params = request.param
+    return cls, params
+
+
+def _prediction_equal(a, b):
+    np.testing.assert_array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+def test_get_params_roundtrip(case):
+    cls, params = case
+    model = cls(**params)
+    again = cls(**model.get_params())
+    assert again.get_params() == model.get_params()
+    assert type(model).__name__ in repr(model)
+
+
+def test_learn_one_loop_equals_learn_many(case):
+    cls, params = case
+    a, b = cls(**params), cls(**params)
+    X, Y = make_stream(a, 60)
+    loop = np.array([learn_one(a, X[t], row(Y, t)) for t in range(len(X))])
+    block = learn_many(b, X, Y)
+    _prediction_equal(loop, block)
+    assert_same_state(state_arrays(a), state_arrays(b))
+    assert a.n_seen_ == b.n_seen_ == len(X)
+
+
+def test_prequential_prediction_is_made_before_learning(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 30)
+    learn_many(model, X[:20], None if Y is None else Y[:20])
+    expected = model.predict_one(X[20])
+    got = learn_one(model, X[20], row(Y, 20))
+    _prediction_equal(got, expected)
+
+
+def test_predict_many_equals_predict_one_and_does_not_learn(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 40)
+    learn_many(model, X[:30], None if Y is None else Y[:30])
+    before = state_arrays(model)
+    many = model.predict_many(X[30:])
+    ones = np.array([model.predict_one(x) for x in X[30:]])
+    _prediction_equal(many, ones)
+    assert_same_state(before, state_arrays(model))
+
+
+def test_inputs_are_not_mutated(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 25)
+    X0 = X.copy()
+    Y0 = None if Y is None else Y.copy()
+    learn_many(model, X, Y)
+    learn_one(model, X[0], row(Y, 0))
+    model.predict_many(X)
+    np.testing.assert_array_equal(X, X0)
+    if Y is not None:
+        np.testing.assert_array_equal(Y, Y0)
+
+
+def test_save_load_resumes_bit_exactly(case, tmp_path):
+    cls, params = case
+    a = cls(**params)
+    X, Y = make_stream(a, 80)
+    learn_many(a, X[:37], None if Y is None else Y[:37])
+    path = tmp_path / "model.npz"
+    a.save(path)
+    b = load(path)
+    assert type(b) is type(a) and b.get_params() == a.get_params()
+    assert_same_state(state_arrays(a), state_arrays(b))
+    rest_a = learn_many(a, X[37:], None if Y is None else Y[37:])
+    rest_b = learn_many(b, X[37:], None if Y is None else Y[37:])
+    _prediction_equal(rest_a, rest_b)
+    assert_same_state(state_arrays(a), state_arrays(b))
+    assert not [p for p in tmp_path.iterdir() if p.name != "model.npz"], "temp file left behind"
+
+
+def test_pickle_resumes_bit_exactly(case):
+    cls, params = case
+    a = cls(**params)
+    X, Y = make_stream(a, 50)
+    learn_many(a, X[:25], None if Y is None else Y[:25])
+    b = pickle.loads(pickle.dumps(a))
+    _prediction_equal(
+        learn_many(a, X[25:], None if Y is None else Y[25:]),
+        learn_many(b, X[25:], None if Y is None else Y[25:]),
+    )
+    assert_same_state(state_arrays(a), state_arrays(b))
+
+
+def test_truncated_and_foreign_files_are_rejected(case, tmp_path):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 10)
+    learn_many(model, X, Y)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    data = path.read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(StateFileError):
+        load(tmp_path / "trunc.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a state file at all")
+    with pytest.raises(StateFileError):
+        load(tmp_path / "junk.npz")
+    np.savez(tmp_path / "foreign.npz", a=np.zeros(3))
+    with pytest.raises(StateFileError):
+        load(tmp_path / "foreign.npz")
+
+
+def test_reset_returns_to_fresh_state(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 20)
+    learn_many(model, X, Y)
+    model.reset()
+    assert_same_state(state_arrays(model), state_arrays(cls(**params)))
+
+
+def test_state_is_read_only(case):
+    cls, params = case
+    model = cls(**params)
+    first = model.state[0]
+    with pytest.raises(ValueError):
+        first[...] = 1.0
+
+
+def test_nan_in_x_raises_and_leaves_state_unchanged(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 20)
+    learn_many(model, X[:10], None if Y is None else Y[:10])
+    before = state_arrays(model)
+    x = X[10].copy()
+    x[0] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        learn_one(model, x, row(Y, 10))
+    assert_same_state(before, state_arrays(model))
+    x[0] = np.inf
+    with pytest.raises(ValueError, match="non-finite"):
+        learn_one(model, x, row(Y, 10))
+    assert_same_state(before, state_arrays(model))
+
+
+def test_nan_in_y_raises_and_leaves_state_unchanged(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 20)
+    if Y is None:
+        pytest.skip("unsupervised model: no target")
+    learn_many(model, X[:10], Y[:10])
+    before = state_arrays(model)
+    y = np.array(Y[10], dtype=np.float64, copy=True)
+    y[...] = np.nan
+    with pytest.raises(ValueError):
+        learn_one(model, X[10], y if y.ndim else float(y))
+    assert_same_state(before, state_arrays(model))
+
+
+def test_bad_row_in_block_learns_rows_before_only(case):
+    cls, params = case
+    a, b = cls(**params), cls(**params)
+    X, Y = make_stream(a, 30)
+    Xbad = X.copy()
+    Xbad[17, -1] = np.nan
+    with pytest.raises(ValueError, match="row 17"):
+        learn_many(a, Xbad, Y)
+    learn_many(b, X[:17], None if Y is None else Y[:17])
+    assert_same_state(state_arrays(a), state_arrays(b))
+
+
+def test_skip_policy_skips_and_counts(case):
+    cls, params = case
+    a = cls(**{**params, "on_invalid": "skip"})
+    b = cls(**params)
+    X, Y = make_stream(a, 40)
+    Xbad = X.copy()
+    bad = [3, 17, 18, 39]
+    Xbad[bad, 0] = np.nan
+    learn_many(a, Xbad, Y)
+    keep = np.setdiff1d(np.arange(40), bad)
+    learn_many(b, X[keep], None if Y is None else Y[keep])
+    assert a.n_skipped_ == len(bad)
+    assert a.n_seen_ == b.n_seen_ == len(keep)
+    assert_same_state(
+        {k: v for k, v in state_arrays(a).items() if k != "counts"},
+        {k: v for k, v in state_arrays(b).items() if k != "counts"},
+    )
+    learn_one(a, Xbad[3], row(Y, 3))  # skipped, no exception
+    assert a.n_skipped_ == len(bad) + 1
+
+
+def test_wrong_shape_and_dtype_are_explained(case):
+    cls, params = case
+    model = cls(**params)
+    X, Y = make_stream(model, 5)
+    before = state_arrays(model)
+    with pytest.raises(ValueError, match=rf"\({model.n_features},\)"):
+        learn_one(model, X[0][:-1], row(Y, 0))
+    with pytest.raises(ValueError, match="2-D"):
+        learn_many(model, X[0], Y)
+    with pytest.raises(TypeError, match="real numbers"):
+        model.predict_one(np.array(["a"] * model.n_features))
+    with pytest.raises(ValueError):
+        learn_many(model, X[:4], None if Y is None else Y[:3])
+    assert_same_state(before, state_arrays(model))
+
+
+def test_float32_tracks_float64(case):
+    cls, params = case
+    if params.get("dtype") == "float32":
+        pytest.skip("already a float32 case")
+    a = cls(**{**params, "dtype": "float32"})
+    b = cls(**params)
+    X, Y = make_stream(a, 200)
+    pa = learn_many(a, X, Y)
+    pb = learn_many(b, X, Y)
+    assert all(v.dtype == np.float32 for k, v in a.state._asdict().items() if v.dtype.kind == "f")
+    assert np.all(np.isfinite(pa))
+    err = np.abs(pa - pb)[-50:]
+    scale = np.abs(pb[-50:]).mean() + 1e-12
+    assert err.mean() / scale < 1e-2
