@@ -24,15 +24,28 @@ Numerical care (the papers are silent; a sensor loop runs for months):
   diverges after a few thousand samples. Here the rank-one term is written as
   ``u u^T`` with ``u = Px / sqrt(lambda + x^T Px)``: ``u_i u_j == u_j u_i``
   bit for bit, so P stays *exactly* symmetric forever.
-* Bounded wind-up. In input directions a stream stops exciting, P grows like
-  lambda^-t until it overflows (or, in float32, loses positive definiteness
-  when excitation returns). The diagonal of P is the variance of each weight;
-  whenever one exceeds ``max_variance`` the congruence ``P <- D P D`` with
-  ``D_ii = min(1, sqrt(max_variance / P_ii))`` brings it back to the cap. A
-  congruence keeps P exactly symmetric and positive definite, leaves the
-  correlations between weights and every coordinate below the cap untouched,
-  and costs O(d) to check per step. It never fires while the inputs keep
-  exciting every direction (the closed-form reference is then exact).
+* Bounded wind-up (``keep_prior=True``, the default). In input directions a
+  stream stops exciting, the discount shrinks the information R_t = P^-1
+  towards 0 and P grows like lambda^-t until it overflows (or, in float32,
+  loses positive definiteness when excitation returns). The discount also
+  erodes the prior: its weight is Lambda_t / p0. edgereg gives that mass back
+  as it is forgotten: every ``period`` steps one coordinate k (cycling) gets
+  the undiscounted pseudo-sample (sqrt(rho) e_k, 0) with
+  rho = d * sum(mu since the last refresh) / p0. Since
+  Lambda_t + sum_i (prod_{j>i} lambda_j)(1 - lambda_i) = 1, the total prior
+  weight stays 1/p0 on average over the coordinates: the model is never more
+  uncertain than its prior (P_kk stays within a small factor of p0, see
+  ``DFOP``), while in excited directions the added ridge (1 - lambda)/p0 per
+  step is negligible against the data. The objective becomes
+
+      Lambda_t/p0 ||w||^2 + sum_i (prod_{j>i} lambda_j) [(y_i - w^T x_i)^2 + rho_i w_{k_i}^2]
+
+  (rho_i = 0 except on refresh steps), whose closed form the tests check
+  after every step. The refresh is fused into the same pass over P, so it
+  costs one extra multiply-add per entry on refresh steps. The period is
+  ``max(1, floor(0.5 / (d mu)))`` so that a coordinate waits at most
+  about ``0.5 / mu`` (and at least ``d``) steps between refreshes.
+  ``keep_prior=False`` is the canonical SPEC update, for reproduction only.
 
 Kernels take plain arrays (cheaper to dispatch than the NamedTuple) and never
 allocate; a sample with NaN/inf (or one whose update would overflow) is
@@ -63,13 +76,15 @@ INVALID = 1
 
 
 class DFOPState(NamedTuple):
-    """Fixed memory of a DFOP model: (d^2 + 3d) floats and two counters."""
+    """Fixed memory of a DFOP model: d^2 + 4d values of the dtype, 40 bytes more."""
 
     w: np.ndarray  # (d,) weights
     P: np.ndarray  # (d, d) inverse discounted correlation, exactly symmetric
+    forgotten: np.ndarray  # float64 (1,): sum of mu_t since the last prior refresh
     work_px: np.ndarray  # (d,) scratch: P x, then the scaled gain u
     work_next: np.ndarray  # (d,) scratch: P_new x_next (fused stream kernel)
-    counts: np.ndarray  # int64 (2,): samples learnt, samples skipped
+    work_v: np.ndarray  # (d,) scratch: the prior refresh's rank-one vector
+    counts: np.ndarray  # int64 (4,): learnt, skipped, steps since refresh, next coordinate
 
 
 def _allocate(n_features: int, p0: float, dtype: np.dtype) -> DFOPState:
@@ -79,9 +94,11 @@ def _allocate(n_features: int, p0: float, dtype: np.dtype) -> DFOPState:
     return DFOPState(
         w=np.zeros(d, dtype=dtype),
         P=P,
+        forgotten=np.zeros(1, dtype=np.float64),
         work_px=np.zeros(d, dtype=dtype),
         work_next=np.zeros(d, dtype=dtype),
-        counts=np.zeros(2, dtype=np.int64),
+        work_v=np.zeros(d, dtype=dtype),
+        counts=np.zeros(4, dtype=np.int64),
     )
 
 
@@ -119,7 +136,9 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance):
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
     the update, and OK, or INVALID when x, y or the update is not finite (the
-    state is then untouched). ``Px`` is scratch. Shared by SparseDFOP.
+    state is then untouched). ``Px`` is scratch. ``max_variance`` caps the
+    diagonal of P by a congruence (``np.inf``: off; DFOP bounds P with
+    ``_refresh_prior`` instead). Shared by the models built on DFOP.
     """
     d = x.shape[0]
     _symv(P, x, Px)
@@ -152,23 +171,63 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance):
 
 
 @kernel
-def _dfop_learn_one(x, y, lam, w, P, Px, counts, max_variance, skip):
-    yhat, status = _dfop_step(x, y, lam, w, P, Px, max_variance)
+def _refresh_prior(k, rho, w, P, v):
+    """Restore forgotten prior mass: learn the pseudo-sample (sqrt(rho) e_k, 0), undiscounted.
+
+    Sherman-Morrison with x = sqrt(rho) e_k (so P x is just rho^1/2 P[:, k]):
+    den = 1 + rho P_kk, w <- w - (rho w_k / den) P[:, k], P <- P - v v^T with
+    v = P[:, k] sqrt(rho / den). ``v`` is scratch.
+    """
+    d = w.shape[0]
+    Pk = P[k]
+    den = 1.0 + rho * Pk[k]
+    g = rho * w[k] / den
+    s = math.sqrt(rho / den)
+    for j in range(d):
+        w[j] -= Pk[j] * g
+        v[j] = Pk[j]
+    for j in range(d):
+        v[j] *= s
+    for i in range(d):
+        vi = v[i]
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = Pi[j] - vi * v[j]
+
+
+@kernel
+def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip):
+    """learn_one: one step, then the prior refresh when due (same arithmetic as the block)."""
+    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, np.inf)
     if status == OK:
         counts[0] += 1
+        if keep_prior:
+            d = w.shape[0]
+            forgotten[0] += mu
+            counts[2] += 1
+            if counts[2] >= period and forgotten[0] > 0.0:
+                k = counts[3]
+                rho = d * forgotten[0] / p0
+                _refresh_prior(k, rho, w, P, v)
+                counts[2] = 0
+                counts[3] = (k + 1) % d
+                forgotten[0] = 0.0
     elif skip:
         counts[1] += 1
     return yhat, status
 
 
 @kernel
-def _dfop_learn_many(X, Y, mu, mu_stride, w, P, Px, work, counts, max_variance, skip, out):
+def _dfop_learn_many(
+    X, Y, mu, mu_stride, w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out
+):
     """Learn a block; out[t] = prequential prediction of row t.
 
     ``mu[t * mu_stride]`` is the forgetting factor of step t (stride 0: a
     constant). The loop is fused: while row i of the new P is written, it is
-    also accumulated into P_new x_{t+1}, so P is read once per step. Bit-for-bit
-    the same arithmetic as ``_dfop_step`` (same summation order).
+    also accumulated into P_new x_{t+1} (so P is read once per step), and on a
+    refresh step the prior pseudo-sample's rank-one term is applied in the
+    same pass. Bit-for-bit the same arithmetic as ``_dfop_learn_one``.
 
     Returns -1 when every row was handled, else the index of the first invalid
     row (only when ``skip`` is False); rows before it are learnt, it and the
@@ -180,7 +239,8 @@ def _dfop_learn_many(X, Y, mu, mu_stride, w, P, Px, work, counts, max_variance, 
     for t in range(n):
         x = X[t]
         y = Y[t]
-        lam = 1.0 - mu[t * mu_stride]
+        mu_t = mu[t * mu_stride]
+        lam = 1.0 - mu_t
         if not fresh:
             _symv(P, x, Px)
         yhat = 0.0
@@ -204,26 +264,53 @@ def _dfop_learn_many(X, Y, mu, mu_stride, w, P, Px, work, counts, max_variance, 
             Px[j] *= s
             work[j] = 0.0
         invlam = 1.0 / lam
-        xn = X[t + 1] if t + 1 < n else x
-        worst = 0.0
-        for i in range(d):
-            ui = Px[i]
-            xi = xn[i]
-            Pi = P[i]
-            for j in range(d):
-                Pi[j] = (Pi[j] - ui * Px[j]) * invlam
-                # Re-read the stored value: in float32 it is the rounded one
-                # that _symv would see (keeps learn_one == learn_many exactly).
-                work[j] += xi * Pi[j]
-            if Pi[i] > worst:
-                worst = Pi[i]
         counts[0] += 1
-        if worst > max_variance:
-            _clamp_variance(P, max_variance, work)
-            fresh = False
+        k = -1
+        if keep_prior:
+            forgotten[0] += mu_t
+            counts[2] += 1
+            if counts[2] >= period and forgotten[0] > 0.0:
+                k = counts[3]
+        xn = X[t + 1] if t + 1 < n else x
+        if k < 0:
+            for i in range(d):
+                ui = Px[i]
+                xi = xn[i]
+                Pi = P[i]
+                for j in range(d):
+                    Pi[j] = (Pi[j] - ui * Px[j]) * invlam
+                    # Re-read the stored value: in float32 it is the rounded
+                    # one _symv would see (keeps learn_one == learn_many).
+                    work[j] += xi * Pi[j]
         else:
-            Px, work = work, Px
-            fresh = True
+            # Row k of the updated P, then _refresh_prior's w and v, computed
+            # before the pass with exactly its arithmetic.
+            rho = d * forgotten[0] / p0
+            uk = Px[k]
+            Pk = P[k]
+            for j in range(d):
+                v[j] = (Pk[j] - uk * Px[j]) * invlam
+            rden = 1.0 + rho * v[k]
+            rg = rho * w[k] / rden
+            rs = math.sqrt(rho / rden)
+            for j in range(d):
+                w[j] -= v[j] * rg
+            for j in range(d):
+                v[j] *= rs
+            for i in range(d):
+                ui = Px[i]
+                vi = v[i]
+                xi = xn[i]
+                Pi = P[i]
+                for j in range(d):
+                    Pi[j] = (Pi[j] - ui * Px[j]) * invlam
+                    Pi[j] = Pi[j] - vi * v[j]
+                    work[j] += xi * Pi[j]
+            counts[2] = 0
+            counts[3] = (k + 1) % d
+            forgotten[0] = 0.0
+        Px, work = work, Px
+        fresh = True
     return -1
 
 
@@ -251,11 +338,27 @@ def _dfop_predict_one(x, w):
 _TASKS = ("regression", "classification")
 
 
+def refresh_period(n_features: int, forgetting: float) -> int:
+    """Steps between prior refreshes: max(1, floor(0.5 / (d mu))) (1 when mu = 0)."""
+    if forgetting <= 0.0:
+        return 1
+    return max(1, int(0.5 / (n_features * forgetting)))
+
+
 class DFOP(OnlineModel):
     r"""Distribution-free one-pass learner: forgetting-factor RLS (SPEC.md section 1).
 
     Minimises the exponentially discounted squared loss in one pass with
-    O(d^2) memory and time per sample, forgetting the past at rate ``forgetting``.
+    O(d^2) memory and time per sample, forgetting the past at rate ``forgetting``:
+
+    .. math::
+
+        w_t = \arg\min_w \frac{\Lambda_t}{p_0}\|w\|^2
+              + \sum_{i \le t} \Big(\prod_{j=i+1}^{t} \lambda_j\Big) (y_i - w^\top x_i)^2,
+        \qquad \lambda_j = 1 - \mu_j,
+
+    updated per sample by the canonical G-DFOP step (module docstring), with P
+    kept exactly symmetric and bounded.
 
     Parameters
     ----------
@@ -274,10 +377,13 @@ class DFOP(OnlineModel):
     p0 : float, default 100.0
         Prior P0 = p0 I: the initial variance of every weight (large = weak
         prior; 1e2..1e3 suits standardised inputs).
-    max_variance : float, optional
-        Cap on the diagonal of P (anti wind-up, see the module notes). Default
-        ``1e4 * p0`` in float64 and ``1e2 * p0`` in float32. It only acts in
-        directions the inputs have stopped exciting.
+    keep_prior : bool, default True
+        Give back to the prior the weight the discount takes from it (module
+        docstring), which bounds P: a coordinate the stream stops exciting
+        keeps a variance of at most about p0 * x / (1 - exp(-x)),
+        x = period * d * mu <= 0.5 unless d mu > 0.5 (then x = d mu). False is
+        the canonical update of SPEC section 1, whose P grows without bound
+        under poor excitation (for reproduction only).
     dtype : {"float64", "float32"}
         Precision of the state. float32 halves the memory.
     on_invalid : {"raise", "skip"}
@@ -293,8 +399,8 @@ class DFOP(OnlineModel):
 
     Notes
     -----
-    Memory: (d^2 + 3d) values of ``dtype`` plus 16 bytes, fixed at
-    construction (d = 10: 1.0 KB in float64; d = 200: 326 KB).
+    Memory: d^2 + 4d values of ``dtype`` plus 40 bytes, fixed at construction
+    (d = 10: 1.2 KB in float64; d = 200: 326 KB; half in float32).
 
     Examples
     --------
@@ -303,9 +409,9 @@ class DFOP(OnlineModel):
     >>> model = DFOP(n_features=2, forgetting=0.01)
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     >>> y = np.array([2.0, -1.0, 1.0])
-    >>> model.learn_many(X, y)            # prequential: predictions before each update
-    array([ 0.        ,  0.        ,  0.99001008])
-    >>> model.predict_one([1.0, 1.0]).round(6)
+    >>> model.learn_many(X, y).round(4)    # prequential: predicted before each update
+    array([0.    , 0.    , 0.9901])
+    >>> model.predict_one([1.0, 1.0]).round(4)
     1.0
     """
 
@@ -316,7 +422,7 @@ class DFOP(OnlineModel):
         *,
         task: str = "regression",
         p0: float = 100.0,
-        max_variance: float | None = None,
+        keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
     ) -> None:
@@ -327,16 +433,10 @@ class DFOP(OnlineModel):
         self.task = task
         self._classify = task == "classification"
         self.p0 = check_float("p0", p0, 0.0, None, low_open=True)
-        self.max_variance = (
-            None
-            if max_variance is None
-            else check_float("max_variance", max_variance, 0.0, None, low_open=True)
-        )
-        default_cap = (1e4 if self.dtype == np.float64 else 1e2) * self.p0
-        self._max_variance = default_cap if max_variance is None else self.max_variance
-        if self._max_variance < self.p0:
-            raise ValueError(f"max_variance ({self._max_variance:g}) must be >= p0 ({self.p0:g})")
-        self._lam = 1.0 - self.forgetting
+        if not isinstance(keep_prior, (bool, np.bool_)):
+            raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
+        self.keep_prior = bool(keep_prior)
+        self._period = refresh_period(self.n_features, self.forgetting)
         self._mu = np.array([self.forgetting])
         self.reset()
 
@@ -349,9 +449,9 @@ class DFOP(OnlineModel):
 
     def _bind_state(self) -> None:
         s = self._state
-        self._w, self._P, self._Px, self._work, self._counts = (
-            s.w, s.P, s.work_px, s.work_next, s.counts
-        )
+        self._w, self._P = s.w, s.P
+        self._Px, self._work, self._v = s.work_px, s.work_next, s.work_v
+        self._counts, self._forgotten = s.counts, s.forgotten
         self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ attributes
@@ -359,6 +459,11 @@ class DFOP(OnlineModel):
     def coef_(self) -> np.ndarray:
         """Learnt weights w (a copy)."""
         return self._w.copy()
+
+    @property
+    def covariance_(self) -> np.ndarray:
+        """P, the inverse of the discounted input correlation (a copy)."""
+        return self._P.copy()
 
     # -------------------------------------------------------------- one-step
     def _row(self, x: Any) -> np.ndarray:
@@ -391,8 +496,8 @@ class DFOP(OnlineModel):
         xr = self._row(x)
         yv = label_to_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
         yhat, status = _dfop_learn_one(
-            xr, yv, self._lam, self._w, self._P, self._Px, self._counts,
-            self._max_variance, self._skip,
+            xr, yv, self.forgetting, self._w, self._P, self._Px, self._v, self._counts,
+            self._forgotten, self.p0, self._period, self.keep_prior, self._skip,
         )
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
@@ -425,8 +530,8 @@ class DFOP(OnlineModel):
                 raise ValueError("every per-step forgetting factor must be in [0, 1)")
             stride = 1
         return _dfop_learn_many(
-            X, Y, mu, stride, self._w, self._P, self._Px, self._work, self._counts,
-            self._max_variance, self._skip, out,
+            X, Y, mu, stride, self._w, self._P, self._Px, self._work, self._v, self._counts,
+            self._forgotten, self.p0, self._period, self.keep_prior, self._skip, out,
         )
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
@@ -448,7 +553,8 @@ class DFOP(OnlineModel):
             :meth:`learn_one` row by row.
         """
         if forgetting is not None and np.ndim(forgetting) == 0:
-            forgetting = np.full(np.shape(X)[0] if np.ndim(X) == 2 else 0, float(forgetting))
+            n = np.shape(X)[0] if np.ndim(X) == 2 else 0
+            forgetting = np.full(n, float(forgetting))
         out = self._learn_many_checked(X, y, forgetting=forgetting)
         return self._finish(out)
 
@@ -474,6 +580,7 @@ class DFOP(OnlineModel):
             {"n_features": 4},
             {"n_features": 3, "forgetting": 0.05, "task": "classification"},
             {"n_features": 5, "dtype": "float32"},
+            {"n_features": 3, "forgetting": 0.2},  # a prior refresh every step
         ]
 
 
@@ -481,16 +588,19 @@ class RLS(DFOP):
     """Recursive least squares: :class:`DFOP` with forgetting 0 (SPEC.md section 1).
 
     Minimises the undiscounted squared loss plus the prior ||w||^2 / p0; all
-    samples weigh the same forever. Same parameters as DFOP except
-    ``forgetting`` (always 0).
+    samples weigh the same forever (nothing is forgotten, so the prior needs
+    no refresh). Same parameters as DFOP except ``forgetting`` (always 0).
 
     Examples
     --------
     >>> import numpy as np
     >>> from edgereg import RLS
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3)); y = X @ [1.0, -2.0, 0.5]
-    >>> _ = RLS(3, p0=1e6).learn_many(X, y)
+    >>> X = rng.normal(size=(200, 3))
+    >>> model = RLS(3, p0=1e6)
+    >>> _ = model.learn_many(X, X @ [1.0, -2.0, 0.5])
+    >>> model.coef_.round(6)
+    array([ 1. , -2. ,  0.5])
     """
 
     def __init__(
@@ -499,14 +609,10 @@ class RLS(DFOP):
         *,
         task: str = "regression",
         p0: float = 100.0,
-        max_variance: float | None = None,
         dtype: Any = "float64",
         on_invalid: str = "raise",
     ) -> None:
-        super().__init__(
-            n_features, 0.0, task=task, p0=p0, max_variance=max_variance,
-            dtype=dtype, on_invalid=on_invalid,
-        )
+        super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, on_invalid=on_invalid)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:

@@ -1,0 +1,280 @@
+"""Small allocation-free linear algebra for the kernels (CONVENTIONS.md, "Layout").
+
+Every routine works in place on caller-owned arrays and allocates nothing, so
+it can sit on a kernel's per-step path. They are meant for the small dense
+matrices of an online learner (n up to a few dozen), written as plain loops
+over C-contiguous rows; there is no blocking or pivoting beyond what the
+algorithms need.
+
+Routines
+--------
+``set_identity(A)``
+    A <- I.
+``congruence(U, M, out, tmp)``
+    out <- U M U^T for symmetric M (exactly symmetric result).
+``jacobi_eigh(A, V, tol, max_sweeps)``
+    Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
+``cholesky(A, L, floor)``
+    Lower Cholesky factor A = L L^T.
+``spd_inverse(A, out, L, Linv, floor)``
+    Inverse of a symmetric positive definite matrix through its Cholesky factor.
+``orthonormalize_rows(U)``
+    Modified Gram-Schmidt on the rows of a square matrix.
+
+Each function is kept stable and small: numba's on-disk cache does not see
+edits in an imported module, so a change here must be followed by clearing the
+cache of every model module that uses it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._jit import kernel
+
+__all__ = [
+    "set_identity",
+    "congruence",
+    "jacobi_eigh",
+    "cholesky",
+    "spd_inverse",
+    "orthonormalize_rows",
+]
+
+
+@kernel
+def set_identity(A):
+    """A <- I (square A)."""
+    n = A.shape[0]
+    for i in range(n):
+        Ai = A[i]
+        for j in range(n):
+            Ai[j] = 0.0
+        Ai[i] = 1.0
+
+
+@kernel
+def congruence(U, M, out, tmp):
+    """out <- U M U^T for a symmetric M, written exactly symmetric.
+
+    ``tmp`` (same shape as M) receives T = M U^T first (row axpys over the
+    contiguous rows of M, which vectorise); then out_ij = U_i . T_:j is formed
+    for i <= j only and mirrored, so out_ij == out_ji bit for bit.
+    Cost: 1.5 n^3 multiply-adds.
+    """
+    n = M.shape[0]
+    # tmp[k, j] = sum_i M[k, i] U[j, i]  = (M U^T)[k, j]
+    for k in range(n):
+        Mk = M[k]
+        Tk = tmp[k]
+        for j in range(n):
+            Uj = U[j]
+            acc = 0.0
+            for i in range(n):
+                acc += Mk[i] * Uj[i]
+            Tk[j] = acc
+    # out[i, j] = sum_k U[i, k] tmp[k, j]
+    for i in range(n):
+        Ui = U[i]
+        Oi = out[i]
+        for j in range(i, n):
+            Oi[j] = 0.0
+        for k in range(n):
+            uik = Ui[k]
+            Tk = tmp[k]
+            for j in range(i, n):
+                Oi[j] += uik * Tk[j]
+        for j in range(i + 1, n):
+            out[j, i] = Oi[j]
+
+
+@kernel
+def jacobi_eigh(A, V, tol, max_sweeps):
+    """Cyclic Jacobi eigenvalue iteration for a symmetric matrix, in place.
+
+    On return ``A`` is diagonal up to ``tol * ||A||_F`` (its diagonal holds
+    the eigenvalues, unsorted) and the rows of ``V`` have been rotated along:
+    every rotation J applied as A <- J^T A J is also applied as V <- J^T V.
+    So if on entry A = V0 X V0^T for some symmetric X (V0 orthogonal), on
+    return A = V X V^T with V's rows the eigenvectors of X. Passing V = I
+    diagonalises A itself; passing the previous step's eigenvectors (A
+    rotated into that basis with :func:`congruence`) is a warm start that
+    converges in one or two sweeps when X changed little.
+
+    Each rotation zeroes a_pq with the stable formulas of Golub & Van Loan
+    (alg. 8.4.1): theta = (a_qq - a_pp) / (2 a_pq),
+    t = sign(theta) / (|theta| + sqrt(1 + theta^2)), c = 1/sqrt(1 + t^2),
+    s = t c, a_pp -= t a_pq, a_qq += t a_pq, a_pq = 0. Only the rows and
+    columns p, q change and they are written mirrored, so A stays exactly
+    symmetric. Off-diagonal entries with |a_pq| <= tol ||A||_F are skipped
+    (threshold Jacobi); the iteration stops after a sweep with no rotation or
+    after ``max_sweeps`` sweeps.
+
+    Returns
+    -------
+    int
+        The number of sweeps that performed at least one rotation.
+    """
+    n = A.shape[0]
+    frob = 0.0
+    for i in range(n):
+        Ai = A[i]
+        for j in range(n):
+            frob += Ai[j] * Ai[j]
+    frob = math.sqrt(frob)
+    thr = tol * frob
+    if not frob > 0.0:
+        return 0
+    sweeps = 0
+    for _ in range(max_sweeps):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = A[p, q]
+                if abs(apq) <= thr:
+                    continue
+                rotated = True
+                app = A[p, p]
+                aqq = A[q, q]
+                theta = (aqq - app) / (2.0 * apq)
+                if abs(theta) > 1e150:
+                    # theta^2 would overflow; t -> 1/(2 theta) in the limit
+                    t = 0.5 / theta
+                else:
+                    t = 1.0 / (abs(theta) + math.sqrt(1.0 + theta * theta))
+                    if theta < 0.0:
+                        t = -t
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = t * c
+                Ap = A[p]
+                Aq = A[q]
+                for k in range(n):
+                    if k == p or k == q:
+                        continue
+                    akp = Ap[k]
+                    akq = Aq[k]
+                    vp = c * akp - s * akq
+                    vq = s * akp + c * akq
+                    Ap[k] = vp
+                    Aq[k] = vq
+                    A[k, p] = vp
+                    A[k, q] = vq
+                Ap[p] = app - t * apq
+                Aq[q] = aqq + t * apq
+                Ap[q] = 0.0
+                Aq[p] = 0.0
+                Vp = V[p]
+                Vq = V[q]
+                for k in range(n):
+                    vpk = Vp[k]
+                    vqk = Vq[k]
+                    Vp[k] = c * vpk - s * vqk
+                    Vq[k] = s * vpk + c * vqk
+        if not rotated:
+            break
+        sweeps += 1
+    return sweeps
+
+
+@kernel
+def cholesky(A, L, floor):
+    """Lower Cholesky factor: A = L L^T for a symmetric positive definite A.
+
+    Only the lower triangle of A is read; L's strict upper triangle is set to
+    zero. A pivot below ``floor`` (possible only when rounding made A
+    indefinite) is replaced by ``floor`` so the factor stays finite; the
+    number of such replacements is returned (0 for a well-posed A).
+    """
+    n = A.shape[0]
+    clamped = 0
+    for j in range(n):
+        Lj = L[j]
+        d = A[j, j]
+        for k in range(j):
+            d -= Lj[k] * Lj[k]
+        if not d > floor:
+            d = floor
+            clamped += 1
+        ljj = math.sqrt(d)
+        Lj[j] = ljj
+        for k in range(j + 1, n):
+            Lj[k] = 0.0
+        inv = 1.0 / ljj
+        for i in range(j + 1, n):
+            Li = L[i]
+            acc = A[i, j]
+            for k in range(j):
+                acc -= Li[k] * Lj[k]
+            Li[j] = acc * inv
+    return clamped
+
+
+@kernel
+def spd_inverse(A, out, L, Linv, floor):
+    """out <- A^-1 for a symmetric positive definite A, via A = L L^T.
+
+    A^-1 = L^-T L^-1: L^-1 is formed by forward substitution (lower
+    triangular), then out_ij = sum_k Linv_ki Linv_kj for i <= j and mirrored,
+    so the inverse is exactly symmetric. ``L`` and ``Linv`` are scratch of
+    A's shape (``L`` holds the factor on return). Returns the number of
+    clamped pivots of :func:`cholesky`. ``out`` may not alias ``A``.
+    Cost: about n^3 multiply-adds.
+    """
+    n = A.shape[0]
+    clamped = cholesky(A, L, floor)
+    for i in range(n):
+        Li = L[i]
+        Xi = Linv[i]
+        for j in range(n):
+            Xi[j] = 0.0
+        Xi[i] = 1.0 / Li[i]
+        # row i of L^-1: X_ij = -(sum_{k=j..i-1} L_ik X_kj) / L_ii for j < i
+        for k in range(i):
+            lik = Li[k]
+            Xk = Linv[k]
+            for j in range(k + 1):
+                Xi[j] -= lik * Xk[j]
+        inv = Xi[i]
+        for j in range(i):
+            Xi[j] *= inv
+    for i in range(n):
+        Oi = out[i]
+        for j in range(i, n):
+            Oi[j] = 0.0
+        for k in range(i, n):
+            Xk = Linv[k]
+            xki = Xk[i]
+            for j in range(i, k + 1):
+                Oi[j] += xki * Xk[j]
+        for j in range(i + 1, n):
+            out[j, i] = Oi[j]
+    return clamped
+
+
+@kernel
+def orthonormalize_rows(U):
+    """Modified Gram-Schmidt on the rows of U (square), in place.
+
+    Used to remove the slow loss of orthogonality of an eigenvector basis
+    that is rotated every step for a long time. Rows keep their order and
+    (nearly) their direction. Meant for a basis that is already nearly
+    orthonormal (a zero row would be left as it is).
+    """
+    n = U.shape[0]
+    for i in range(n):
+        Ui = U[i]
+        for k in range(i):
+            Uk = U[k]
+            dot = 0.0
+            for j in range(n):
+                dot += Ui[j] * Uk[j]
+            for j in range(n):
+                Ui[j] -= dot * Uk[j]
+        nrm = 0.0
+        for j in range(n):
+            nrm += Ui[j] * Ui[j]
+        nrm = math.sqrt(nrm)
+        if nrm > 0.0:
+            inv = 1.0 / nrm
+            for j in range(n):
+                Ui[j] *= inv

@@ -1,0 +1,896 @@
+"""Budgeted NORMA: online learning with kernels (SPEC.md section 3).
+
+NORMA (Kivinen, Smola & Williamson, "Online Learning with Kernels") is
+stochastic gradient descent in a reproducing-kernel Hilbert space H on the
+instantaneous regularised risk l(g(x_t), y_t) + (lambda/2) ||f||_H^2, with
+g = f + b:
+
+    f_{t+1} = (1 - eta_t lambda) f_t - eta_t l'(g_t(x_t), y_t) k(x_t, .)
+
+so f_t = sum_i alpha_i k(x_i, .) with, at step t,
+
+    alpha_t = -eta_t dl/dg (g_t(x_t), y_t)   (new term; stored only if != 0)
+    alpha_i <- (1 - eta_t lambda) alpha_i     (every older term decays)
+    b       <- b - eta_t dl/db = b + alpha_t  (offset, not regularised)
+
+with eta_t = eta (constant) or eta / sqrt(t) ("inv_sqrt"), eta lambda < 1.
+
+Edge implementation (SPEC section 3, "Edge requirements"):
+
+* Budget tau: the expansion lives in a preallocated ring buffer of tau support
+  vectors and coefficients; when it is full the oldest term is overwritten
+  (truncation). Occupied slots are always 0..n_sv-1 (a slot is only freed by
+  overwriting it), so the prediction is one contiguous loop.
+* O(1) decay: the effective coefficients are alpha_i = s * a_i with one global
+  scale s. A step multiplies s by (1 - eta_t lambda) and inserts
+  a_t = alpha_t / s. When s falls below 2^-64 the stored a_i are multiplied by
+  s and s is reset to 1 (O(tau), amortised over at least
+  64 ln 2 / (eta lambda) steps: 44,000 steps at eta lambda = 1e-3). 2^-64 keeps
+  every stored a_i = alpha_i / s <= 1.8e19 |alpha_i| inside float32's range
+  (3.4e38) for any sane alpha, so one threshold serves both dtypes; a lower one
+  would only make a negligible O(tau) step rarer.
+* Vectorised kernel row: support vectors are stored transposed, shape
+  (d, tau), so the distance / inner-product accumulation runs over the support
+  vectors in the innermost loop, contiguous and free of reductions: LLVM
+  vectorises it without fastmath (no reassociation needed). Squared distances
+  are formed from direct differences (x_j - sv_ij)^2: exactly as vectorisable
+  as the ||x||^2 + ||sv||^2 - 2 x.sv expansion (one subtraction more per
+  element, no extra memory) and free of its cancellation when x is close to a
+  support vector, so no squared norms are stored.
+
+Kernels (integer code dispatched inside njit; never a function argument,
+which would defeat the on-disk cache):
+
+    "rbf"         k(x, x') = exp(-gamma ||x - x'||_2^2)
+    "laplacian"   k(x, x') = exp(-gamma ||x - x'||_1)
+    "polynomial"  k(x, x') = (gamma x.x' + coef0)^degree
+    "linear"      k(x, x') = x.x'
+
+Truncation error (the paper's proposition, for this ring buffer): let
+|dl/dg| <= C and k(x, x) <= X^2. A term is dropped only when tau newer terms are
+stored, so at step t every dropped term is at least tau steps old and, for a
+constant eta, the dropped part of the expansion obeys
+
+    ||f_full - f_tau||_H <= sum_{dropped i} |alpha_i| sqrt(k(x_i, x_i))
+                         <= eta C X sum_{j >= tau} (1 - eta lambda)^j
+                          = (1 - eta lambda)^tau C X / lambda,
+
+hence |f_full(x) - f_tau(x)| <= (1 - eta lambda)^tau C X^2 / lambda for every x,
+where f_full keeps every term with the same coefficients. C = 1 for the hinge,
+novelty, epsilon-insensitive and Huber losses; the squared loss has no such C.
+
+Kernels allocate nothing: every temporary is in ``work_row`` (tau values).
+Non-finite input or target is detected before anything is written and reported
+with a status code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from ._base import OnlineModel
+from ._jit import kernel
+from ._validate import (
+    as_row,
+    as_scalar,
+    as_targets,
+    check_float,
+    check_int,
+)
+
+__all__ = ["NORMAClassifier", "NORMANovelty", "NORMARegressor", "NORMAState"]
+
+OK = 0
+INVALID = 1
+
+#: Kernel codes (dispatched inside the kernels).
+RBF, LAPLACIAN, POLYNOMIAL, LINEAR = 0, 1, 2, 3
+_KERNELS = {"rbf": RBF, "laplacian": LAPLACIAN, "polynomial": POLYNOMIAL, "linear": LINEAR}
+
+#: Loss codes.
+HINGE, HINGE_NU, NOVELTY, SQUARED, EPS, EPS_NU, HUBER, HUBER_NU = range(8)
+
+_SCHEDULES = ("constant", "inv_sqrt")
+
+#: Renormalise the stored a_i when the global scale s drops below this (see module notes).
+RENORM_THRESHOLD = 2.0**-64
+
+# Layout of the small parameter arrays handed to the kernels.
+_H_ETA, _H_LAMBDA, _H_NU, _H_GAMMA, _H_COEF0 = range(5)
+_C_KERNEL, _C_LOSS, _C_SCHEDULE, _C_OFFSET, _C_SKIP, _C_DEGREE = range(6)
+# counts: learnt, skipped, stored support vectors, next slot, dropped terms, loss-active steps
+_N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
+
+
+class NORMAState(NamedTuple):
+    """Fixed memory of a NORMA model: (d + 2) tau + 3 floats and six counters."""
+
+    support_vectors: np.ndarray  # (d, tau) column i = support vector in slot i (transposed)
+    coef: np.ndarray  # (tau,) stored a_i; effective alpha_i = scale * a_i
+    scalars: np.ndarray  # (3,) [scale s, offset b, rho (margin / epsilon / huber sigma)]
+    work_row: np.ndarray  # (tau,) scratch: kernel row k(x, sv_i)
+    counts: np.ndarray  # int64 (6,): learnt, skipped, n_sv, next slot, dropped, loss-active
+
+
+def _allocate(n_features: int, budget: int, rho0: float, dtype: np.dtype) -> NORMAState:
+    scalars = np.zeros(3, dtype=dtype)
+    scalars[0] = 1.0
+    scalars[2] = rho0
+    return NORMAState(
+        support_vectors=np.zeros((n_features, budget), dtype=dtype),
+        coef=np.zeros(budget, dtype=dtype),
+        scalars=scalars,
+        work_row=np.zeros(budget, dtype=dtype),
+        counts=np.zeros(6, dtype=np.int64),
+    )
+
+
+# --------------------------------------------------------------------- kernels
+@kernel
+def _kernel_row(x, sv, n, kcode, gamma, coef0, degree, row):
+    """row[i] = k(x, sv_i) for the n stored support vectors; return sum_j x_j * 0.
+
+    The returned value is 0 for a finite x and NaN otherwise (x * 0 is not
+    folded without fastmath): the finiteness check rides on the feature loop.
+    The feature loop is outside, the support-vector loop inside, so the inner
+    loop is an element-wise update of contiguous arrays (vectorises).
+    """
+    d = x.shape[0]
+    chk = 0.0
+    for i in range(n):
+        row[i] = 0.0
+    if kcode == RBF:
+        for j in range(d):
+            xj = x[j]
+            chk += xj * 0.0
+            svj = sv[j]
+            for i in range(n):
+                diff = xj - svj[i]
+                row[i] += diff * diff
+    elif kcode == LAPLACIAN:
+        for j in range(d):
+            xj = x[j]
+            chk += xj * 0.0
+            svj = sv[j]
+            for i in range(n):
+                row[i] += abs(xj - svj[i])
+    else:
+        for j in range(d):
+            xj = x[j]
+            chk += xj * 0.0
+            svj = sv[j]
+            for i in range(n):
+                row[i] += xj * svj[i]
+    if kcode == RBF or kcode == LAPLACIAN:
+        ng = -gamma
+        for i in range(n):
+            row[i] = math.exp(ng * row[i])
+    elif kcode == POLYNOMIAL:
+        for i in range(n):
+            base = gamma * row[i] + coef0
+            v = 1.0
+            for _ in range(degree):
+                v *= base
+            row[i] = v
+    return chk
+
+
+@kernel
+def _decision(x, sv, coef, scalars, row, n, hyper, codes):
+    """g(x) = s sum_i a_i k(x, sv_i) + b; second value is the finiteness check of x."""
+    chk = _kernel_row(
+        x, sv, n, codes[_C_KERNEL], hyper[_H_GAMMA], hyper[_H_COEF0], codes[_C_DEGREE], row
+    )
+    acc = 0.0
+    for i in range(n):
+        acc += coef[i] * row[i]
+    return scalars[0] * acc + scalars[1], chk
+
+
+@kernel
+def _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes):
+    """One prequential NORMA step on (x, y) (SPEC section 3).
+
+    Returns ``(score, status)``: score is g(x) before the update (f(x) - rho
+    for novelty detection), status OK or INVALID (x, y or g(x) not finite;
+    nothing is then written).
+    """
+    n = counts[_N_SV]
+    g, chk = _decision(x, sv, coef, scalars, row, n, hyper, codes)
+    loss = codes[_C_LOSS]
+    rho = scalars[2]
+    score = g - rho if loss == NOVELTY else g
+    if not (np.isfinite(chk) and np.isfinite(g) and np.isfinite(y)):
+        return score, INVALID
+
+    t = counts[0] + 1
+    eta = hyper[_H_ETA]
+    if codes[_C_SCHEDULE] == 1:
+        eta = eta / math.sqrt(t)
+    nu = hyper[_H_NU]
+
+    # alpha_t = -eta dl/dg; the nu-variants move rho (margin / eps / sigma) by
+    # -eta dl/drho (SPEC's corrected signs).
+    alpha = 0.0
+    active = False
+    new_rho = rho
+    if loss == HINGE or loss == HINGE_NU:
+        # y g <= rho: the subgradient at the kink is taken as active, so the
+        # perceptron (rho = 0) learns from a zero score.
+        active = y * g <= rho
+        if active:
+            alpha = eta * y
+        if loss == HINGE_NU:
+            new_rho = rho - eta * (1.0 - nu) if active else rho + eta * nu
+    elif loss == NOVELTY:
+        active = g < rho
+        if active:
+            alpha = eta
+        new_rho = rho - eta * (1.0 - nu) if active else rho + eta * nu
+    else:
+        delta = y - g
+        if loss == SQUARED:
+            alpha = eta * delta
+            active = alpha != 0.0
+        else:
+            active = abs(delta) > rho
+            if active:
+                alpha = eta * np.sign(delta)
+            elif (loss == HUBER or loss == HUBER_NU) and rho > 0.0:
+                alpha = eta * delta / rho
+            if loss == EPS_NU or loss == HUBER_NU:
+                new_rho = rho + eta * (1.0 - nu) if active else rho - eta * nu
+
+    # Commit: decay every coefficient through the global scale, then insert.
+    s = scalars[0] * (1.0 - eta * hyper[_H_LAMBDA])
+    if s < RENORM_THRESHOLD:
+        for i in range(n):
+            coef[i] = coef[i] * s
+        s = 1.0
+    if alpha != 0.0:
+        tau = coef.shape[0]
+        slot = counts[_NEXT]
+        for j in range(x.shape[0]):
+            sv[j, slot] = x[j]
+        coef[slot] = alpha / s
+        counts[_NEXT] = slot + 1 if slot + 1 < tau else 0
+        if n < tau:
+            counts[_N_SV] = n + 1
+        else:
+            counts[_DROPPED] += 1
+    scalars[0] = s
+    if codes[_C_OFFSET]:
+        scalars[1] = scalars[1] + alpha
+    scalars[2] = new_rho
+    counts[0] += 1
+    if active:
+        counts[_ACTIVE] += 1
+    return score, OK
+
+
+@kernel
+def _norma_learn_one(x, y, sv, coef, scalars, row, counts, hyper, codes):
+    score, status = _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes)
+    if status != OK and codes[_C_SKIP]:
+        counts[1] += 1
+    return score, status
+
+
+@kernel
+def _norma_learn_many(X, Y, y_stride, sv, coef, scalars, row, counts, hyper, codes, out):
+    """Learn a block; out[t] = prequential score of row t.
+
+    ``Y[t * y_stride]`` is the target of row t (stride 0 for novelty, which
+    has none). Returns -1 when every row was handled, else the index of the
+    first invalid row (only without skipping): rows before it are learnt, it
+    and the rows after it are not.
+    """
+    skip = codes[_C_SKIP]
+    for t in range(X.shape[0]):
+        score, status = _norma_step(
+            X[t], Y[t * y_stride], sv, coef, scalars, row, counts, hyper, codes
+        )
+        out[t] = score
+        if status != OK:
+            if skip:
+                counts[1] += 1
+                continue
+            return t
+    return -1
+
+
+@kernel
+def _norma_predict_many(X, sv, coef, scalars, row, counts, hyper, codes, out):
+    n = counts[_N_SV]
+    novelty = codes[_C_LOSS] == NOVELTY
+    for t in range(X.shape[0]):
+        g, _ = _decision(X[t], sv, coef, scalars, row, n, hyper, codes)
+        out[t] = g - scalars[2] if novelty else g
+
+
+@kernel
+def _norma_predict_one(x, sv, coef, scalars, row, counts, hyper, codes):
+    g, _ = _decision(x, sv, coef, scalars, row, counts[_N_SV], hyper, codes)
+    return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
+
+
+# ---------------------------------------------------------------------- models
+class _NORMA(OnlineModel):
+    """Shared Python layer of the three NORMA variants (not public)."""
+
+    _loss_code: int
+    _rho0: float
+    budget: int
+    kernel: str
+    gamma: float
+    learning_rate: float
+    regularization: float
+    learning_rate_schedule: str
+    fit_offset: bool
+    degree: int
+    coef0: float
+
+    def _init_norma(
+        self,
+        n_features: int,
+        budget: int,
+        kernel: str,
+        gamma: float,
+        learning_rate: float,
+        regularization: float,
+        learning_rate_schedule: str,
+        fit_offset: bool,
+        dtype: Any,
+        on_invalid: str,
+        degree: int,
+        coef0: float,
+    ) -> None:
+        self._init_common(n_features, dtype, on_invalid)
+        self.budget = check_int("budget", budget)
+        if kernel not in _KERNELS:
+            raise ValueError(f"kernel must be one of {tuple(_KERNELS)}, got {kernel!r}")
+        self.kernel = kernel
+        self.gamma = check_float("gamma", gamma, 0.0, None, low_open=True)
+        self.learning_rate = check_float("learning_rate", learning_rate, 0.0, None, low_open=True)
+        self.regularization = check_float("regularization", regularization, 0.0, None)
+        if self.learning_rate * self.regularization >= 1.0:
+            raise ValueError(
+                "learning_rate * regularization must be < 1 (NORMA needs eta < 1/lambda so that "
+                f"the decay factor 1 - eta lambda stays positive); got {self.learning_rate:g} * "
+                f"{self.regularization:g} = {self.learning_rate * self.regularization:g}"
+            )
+        if learning_rate_schedule not in _SCHEDULES:
+            raise ValueError(
+                f"learning_rate_schedule must be one of {_SCHEDULES}, got {learning_rate_schedule!r}"
+            )
+        self.learning_rate_schedule = learning_rate_schedule
+        if not isinstance(fit_offset, (bool, np.bool_)):
+            raise TypeError(f"fit_offset must be a bool, got {fit_offset!r}")
+        self.fit_offset = bool(fit_offset)
+        self.degree = check_int("degree", degree)
+        self.coef0 = check_float("coef0", coef0)
+
+    def _finish_init(self, nu: float | None) -> None:
+        self._hyper = np.array(
+            [self.learning_rate, self.regularization, 0.0 if nu is None else nu, self.gamma,
+             self.coef0],
+            dtype=np.float64,
+        )
+        self._codes = np.array(
+            [_KERNELS[self.kernel], self._loss_code, _SCHEDULES.index(self.learning_rate_schedule),
+             int(self.fit_offset), int(self._skip), self.degree],
+            dtype=np.int64,
+        )
+        self._no_target = np.zeros(1, dtype=np.float64)
+        self.reset()
+
+    def _allocate(self) -> NORMAState:
+        return _allocate(self.n_features, self.budget, self._rho0, self.dtype)
+
+    def _bind_state(self) -> None:
+        s = self._state
+        self._sv, self._coef, self._scalars, self._work, self._counts = (
+            s.support_vectors, s.coef, s.scalars, s.work_row, s.counts
+        )
+        self._row_shape = (self.n_features,)
+
+    # ------------------------------------------------------------ attributes
+    def _order(self) -> np.ndarray:
+        """Slots of the stored terms, oldest first."""
+        n = int(self._counts[_N_SV])
+        if n < self.budget:
+            return np.arange(n)
+        return np.roll(np.arange(n), -int(self._counts[_NEXT]))
+
+    @property
+    def n_support_(self) -> int:
+        """Number of stored support vectors (at most ``budget``)."""
+        return int(self._counts[_N_SV])
+
+    @property
+    def support_vectors_(self) -> np.ndarray:
+        """Stored support vectors x_i, shape (n_support_, n_features), oldest first (a copy)."""
+        return np.ascontiguousarray(self._sv[:, self._order()].T)
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """Effective coefficients alpha_i = s a_i (float64), oldest first."""
+        return float(self._scalars[0]) * self._coef[self._order()].astype(np.float64)
+
+    @property
+    def offset_(self) -> float:
+        """The offset b of g = f + b (0 unless ``fit_offset``)."""
+        return float(self._scalars[1])
+
+    @property
+    def n_dropped_(self) -> int:
+        """Terms dropped by the budget (truncation) so far."""
+        return int(self._counts[_DROPPED])
+
+    @property
+    def n_active_(self) -> int:
+        """Learnt steps on which the loss was active (margin errors, flagged points, ...)."""
+        return int(self._counts[_ACTIVE])
+
+    # -------------------------------------------------------------- one-step
+    def _row(self, x: Any) -> np.ndarray:
+        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
+            if x.flags.c_contiguous:
+                return x
+        return as_row(x, self.n_features, self.dtype)
+
+    def _score_one(self, x: Any) -> float:
+        return _norma_predict_one(
+            self._row(x), self._sv, self._coef, self._scalars, self._work, self._counts,
+            self._hyper, self._codes,
+        )
+
+    def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
+        xr = self._row(x)
+        score, status = _norma_learn_one(
+            xr, y, self._sv, self._coef, self._scalars, self._work, self._counts,
+            self._hyper, self._codes,
+        )
+        if status != OK and not self._skip:
+            raise ValueError(self._invalid_message(xr, shown_y, "sample"))
+        return score
+
+    # ----------------------------------------------------------------- block
+    def _learn_block(self, X, Y, out):  # type: ignore[override]
+        stride = 0 if Y is self._no_target else 1
+        return _norma_learn_many(
+            X, Y, stride, self._sv, self._coef, self._scalars, self._work, self._counts,
+            self._hyper, self._codes, out,
+        )
+
+    def _predict_block(self, X, out):  # type: ignore[override]
+        _norma_predict_many(
+            X, self._sv, self._coef, self._scalars, self._work, self._counts, self._hyper,
+            self._codes, out,
+        )
+
+    def _scores(self, X: Any) -> np.ndarray:
+        return OnlineModel.predict_many(self, X)
+
+    # ------------------------------------------------------------- analysis
+    def truncation_bound(self, max_kernel_diagonal: float, loss_bound: float = 1.0) -> float:
+        """Bound on |f_full(x) - f_tau(x)| from dropping terms (constant schedule).
+
+        (1 - eta lambda)^tau C X^2 / lambda, with C = ``loss_bound`` >= |dl/dg|
+        and X^2 = ``max_kernel_diagonal`` >= k(x, x) for every x (1 for "rbf"
+        and "laplacian"). Infinite when lambda = 0. See the module notes.
+        """
+        lam = self.regularization
+        if lam == 0.0:
+            return math.inf
+        decay = 1.0 - self.learning_rate * lam
+        return decay**self.budget * loss_bound * max_kernel_diagonal / lam
+
+    @classmethod
+    def _common_test_params(cls) -> dict[str, Any]:
+        return {"n_features": 4, "budget": 16, "gamma": 0.5, "learning_rate": 0.2}
+
+
+_PARAMS_DOC = """
+    n_features : int
+        Input dimension d.
+    budget : int, default 200
+        tau: the most support vectors kept (ring buffer; the oldest term is
+        dropped when it is full).
+    kernel : {"rbf", "laplacian", "polynomial", "linear"}
+        rbf exp(-gamma ||x - x'||^2), laplacian exp(-gamma ||x - x'||_1),
+        polynomial (gamma x.x' + coef0)^degree, linear x.x'.
+    gamma : float > 0, default 1.0
+        Kernel width / scale (unused by "linear").
+    learning_rate : float > 0, default 0.1
+        eta (eta_t = eta, or eta / sqrt(t) with ``learning_rate_schedule="inv_sqrt"``).
+    regularization : float >= 0, default 0.01
+        lambda; ``learning_rate * regularization`` must be < 1.
+    learning_rate_schedule : {"constant", "inv_sqrt"}
+    fit_offset : bool
+        Learn the offset b of g = f + b (b <- b + alpha_t).
+    dtype : {"float64", "float32"}
+    on_invalid : {"raise", "skip"}
+        A sample with NaN/inf (or an unknown label) raises ``ValueError`` with
+        the state unchanged, or is skipped and counted in ``n_skipped_``.
+    degree : int, default 3
+        Degree of the polynomial kernel (keyword-only).
+    coef0 : float, default 1.0
+        Constant of the polynomial kernel (keyword-only)."""
+
+
+class NORMAClassifier(_NORMA):
+    r"""Budgeted NORMA binary classifier, soft margin or nu-trick (SPEC.md section 3).
+
+    Loss max(0, rho - y g(x)) (``margin=rho``), or with ``nu`` the nu-trick
+    loss max(0, rho - y g(x)) - nu rho with rho learnt. On a margin error
+    (y g(x) <= rho, the kink counted as an error):
+
+        alpha_t = eta_t y_t,   b <- b + eta_t y_t,
+        nu-trick:  rho <- rho - eta_t (1 - nu)   (else rho <- rho + eta_t nu),
+
+    and otherwise no term is stored. ``margin=0, regularization=0`` is the
+    kernel perceptron. With ``nu``, the fraction of margin errors settles near
+    nu on a stationary stream.
+
+    Parameters
+    ----------
+    {params}
+    margin : float >= 0, default 1.0
+        rho of the soft-margin loss (keyword-only); with ``nu`` its initial value.
+    nu : float in (0, 1], optional
+        Use the nu-trick: rho is learnt and about a fraction nu of the samples
+        are margin errors (keyword-only).
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_, offset_, margin_, n_support_
+
+    Notes
+    -----
+    Labels in {{-1, +1}} ({{0, 1}} accepted, 0 -> -1); ``predict_one`` returns
+    sign(g(x)) in {{-1.0, +1.0}} with sign(0) = +1; ``decision_function`` /
+    ``decision_function_one`` give g(x). Memory: (d + 2) tau + 3 values of
+    ``dtype`` plus 48 bytes, fixed at construction (d = 10, tau = 200: 19.2 KB
+    in float64). Truncation error: see :meth:`truncation_bound` (C = 1).
+    """
+
+    _task: ClassVar[str] = "classification"
+
+    def __init__(
+        self,
+        n_features: int,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        *,
+        degree: int = 3,
+        coef0: float = 1.0,
+        margin: float = 1.0,
+        nu: float | None = None,
+    ) -> None:
+        self._init_norma(
+            n_features, budget, kernel, gamma, learning_rate, regularization,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+        )
+        self.margin = check_float("margin", margin, 0.0, None)
+        self.nu = None if nu is None else check_float("nu", nu, 0.0, 1.0, low_open=True)
+        self._loss_code = HINGE if nu is None else HINGE_NU
+        self._rho0 = self.margin
+        self._finish_init(self.nu)
+
+    @property
+    def margin_(self) -> float:
+        """Current rho (fixed ``margin``, or learnt with ``nu``)."""
+        return float(self._scalars[2])
+
+    def decision_function_one(self, x: Any) -> float:
+        """Raw score g(x) = f(x) + b for one sample."""
+        return self._score_one(x)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw scores g(x) for a block of samples."""
+        return self._scores(X)
+
+    def predict_one(self, x: Any) -> float:
+        """Predicted label sign(g(x)) in {-1.0, +1.0} (no learning)."""
+        return 1.0 if self._score_one(x) >= 0.0 else -1.0
+
+    def learn_one(self, x: Any, y: Any) -> float:
+        """Predict x (label in {-1, +1}), then learn (x, y); return the prediction.
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf in x or a label outside {-1, 0, +1} (``on_invalid="raise"``);
+            the state is then exactly as before the call.
+        """
+        if y == 1:
+            yv = 1.0
+        elif y == 0 or y == -1:
+            yv = -1.0
+        else:
+            yv = math.nan  # the kernel reports it (raise or skip)
+        score = self._learn_score(x, yv, y)
+        return 1.0 if score >= 0.0 else -1.0
+
+    def _targets_many(self, Y: Any, n: int) -> np.ndarray:
+        y = np.asarray(Y)
+        if y.shape != (n,):
+            raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {y.shape}")
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
+        # Unknown labels become NaN: the kernel stops (or skips) at that row.
+        return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))
+
+    def learn_many(self, X: Any, y: Any) -> np.ndarray:
+        """Learn a block in one kernel call; return the prequential labels in {-1, +1}."""
+        return np.where(self._learn_many_checked(X, y) >= 0.0, 1.0, -1.0)
+
+    def predict_many(self, X: Any) -> np.ndarray:
+        """Predicted labels for a block (no learning)."""
+        return np.where(self._scores(X) >= 0.0, 1.0, -1.0)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        base = cls._common_test_params()
+        return [
+            base,
+            {**base, "nu": 0.3, "kernel": "laplacian", "learning_rate_schedule": "inv_sqrt"},
+            {**base, "margin": 0.0, "regularization": 0.0, "kernel": "polynomial", "degree": 2,
+             "dtype": "float32"},
+        ]
+
+
+class NORMARegressor(_NORMA):
+    r"""Budgeted NORMA regression: squared, epsilon-insensitive or Huber loss (SPEC.md section 3).
+
+    With delta = y - g(x) the new coefficient alpha_t = -eta_t dl/dg is
+
+        squared     alpha_t = eta_t delta
+        epsilon     alpha_t = eta_t sign(delta) if |delta| > eps, else 0
+        huber       alpha_t = eta_t sign(delta) if |delta| > sigma, else eta_t delta / sigma
+
+    and b <- b + alpha_t. With ``nu`` (loss "epsilon" or "huber") the
+    threshold is learnt: eps <- eps + eta_t (1 - nu) when |delta| > eps, else
+    eps <- eps - eta_t nu (sigma likewise), so about a fraction nu of the
+    residuals fall outside the band. A sigma that reaches 0 makes the inside
+    branch meet only delta = 0, whose coefficient is then 0.
+
+    Parameters
+    ----------
+    {params}
+    loss : {{"squared", "epsilon", "huber"}}, default "squared" (keyword-only)
+    epsilon : float >= 0, default 0.1
+        Width of the insensitive band (initial value with ``nu``).
+    huber_sigma : float > 0, default 1.0
+        Huber threshold sigma (initial value with ``nu``).
+    nu : float in (0, 1], optional
+        Learn epsilon / sigma with the nu-trick.
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_, offset_, epsilon_ (or huber_sigma_), n_support_
+
+    Notes
+    -----
+    Memory: (d + 2) tau + 3 values of ``dtype`` plus 48 bytes. Truncation
+    error: see :meth:`truncation_bound` (C = 1 for epsilon and Huber; the
+    squared loss has no bounded derivative, so no bound holds a priori).
+    """
+
+    _task: ClassVar[str] = "regression"
+    _LOSSES: ClassVar[tuple[str, ...]] = ("squared", "epsilon", "huber")
+
+    def __init__(
+        self,
+        n_features: int,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        *,
+        degree: int = 3,
+        coef0: float = 1.0,
+        loss: str = "squared",
+        epsilon: float = 0.1,
+        huber_sigma: float = 1.0,
+        nu: float | None = None,
+    ) -> None:
+        self._init_norma(
+            n_features, budget, kernel, gamma, learning_rate, regularization,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+        )
+        if loss not in self._LOSSES:
+            raise ValueError(f"loss must be one of {self._LOSSES}, got {loss!r}")
+        self.loss = loss
+        self.epsilon = check_float("epsilon", epsilon, 0.0, None)
+        self.huber_sigma = check_float("huber_sigma", huber_sigma, 0.0, None, low_open=True)
+        self.nu = None if nu is None else check_float("nu", nu, 0.0, 1.0, low_open=True)
+        if nu is not None and loss == "squared":
+            raise ValueError("nu learns epsilon or huber_sigma: use loss='epsilon' or 'huber'")
+        self._loss_code = {
+            ("squared", False): SQUARED, ("epsilon", False): EPS, ("epsilon", True): EPS_NU,
+            ("huber", False): HUBER, ("huber", True): HUBER_NU,
+        }[(loss, nu is not None)]
+        self._rho0 = self.huber_sigma if loss == "huber" else self.epsilon
+        self._finish_init(self.nu)
+
+    @property
+    def epsilon_(self) -> float:
+        """Current epsilon of the insensitive band (learnt with ``nu``)."""
+        return float(self._scalars[2]) if self.loss == "epsilon" else self.epsilon
+
+    @property
+    def huber_sigma_(self) -> float:
+        """Current Huber threshold sigma (learnt with ``nu``)."""
+        return float(self._scalars[2]) if self.loss == "huber" else self.huber_sigma
+
+    def predict_one(self, x: Any) -> float:
+        """Predict g(x) = f(x) + b (no learning)."""
+        return self._score_one(x)
+
+    def learn_one(self, x: Any, y: Any) -> float:
+        """Predict x, then learn (x, y); return the prediction.
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf in x or y (``on_invalid="raise"``); state unchanged.
+        """
+        yv = y if type(y) is float else as_scalar(y)
+        return self._learn_score(x, yv, y)
+
+    def _targets_many(self, Y: Any, n: int) -> np.ndarray:
+        return as_targets(Y, n, np.float64)
+
+    def learn_many(self, X: Any, y: Any) -> np.ndarray:
+        """Learn a block in one kernel call; return the prequential predictions."""
+        return self._learn_many_checked(X, y)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        base = cls._common_test_params()
+        return [
+            base,
+            {**base, "loss": "epsilon", "nu": 0.3, "kernel": "laplacian"},
+            {**base, "loss": "huber", "nu": 0.5, "learning_rate_schedule": "inv_sqrt",
+             "kernel": "linear", "dtype": "float32"},
+            {**base, "loss": "epsilon", "epsilon": 0.2, "kernel": "polynomial", "degree": 2,
+             "learning_rate": 0.05},
+        ]
+
+
+class NORMANovelty(_NORMA):
+    r"""Budgeted NORMA novelty detection with the nu-trick (SPEC.md section 3).
+
+    Loss max(0, rho - f(x)) - nu rho, no target. On each sample:
+
+        if f(x) < rho:  alpha_t = eta_t,  rho <- rho - eta_t (1 - nu)   (flagged novel)
+        else:           alpha_t = 0,      rho <- rho + eta_t nu
+
+    so on a stationary stream about a fraction nu of the points are flagged
+    and stored. rho starts at 0.
+
+    Parameters
+    ----------
+    {params}
+        Must stay False here: rho already plays the role of the offset, and a
+        learnt b moving with it would make the flagged fraction nu / 2
+        instead of nu (SPEC's rules have no offset for novelty).
+    nu : float in (0, 1], default 0.1 (keyword-only)
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_, margin_ (rho), n_support_
+
+    Notes
+    -----
+    ``predict_one(x)`` / ``predict_many`` / ``learn_one(x)`` / ``learn_many(X)``
+    return the novelty flag: 1.0 when f(x) < rho (novel), 0.0 otherwise.
+    ``score_one`` / ``score_many`` give f(x) - rho (negative = novel).
+    Memory: (d + 2) tau + 3 values of ``dtype`` plus 48 bytes. Truncation
+    error: see :meth:`truncation_bound` (C = 1).
+    """
+
+    _task: ClassVar[str] = "novelty"
+
+    def __init__(
+        self,
+        n_features: int,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = False,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        *,
+        degree: int = 3,
+        coef0: float = 1.0,
+        nu: float = 0.1,
+    ) -> None:
+        self._init_norma(
+            n_features, budget, kernel, gamma, learning_rate, regularization,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+        )
+        if self.fit_offset:
+            raise ValueError(
+                "NORMANovelty has no offset: rho is the threshold, and learning b as well "
+                "would flag about nu/2 of the points instead of nu; use fit_offset=False"
+            )
+        self.nu = check_float("nu", nu, 0.0, 1.0, low_open=True)
+        self._loss_code = NOVELTY
+        self._rho0 = 0.0
+        self._finish_init(self.nu)
+
+    @property
+    def margin_(self) -> float:
+        """Current threshold rho."""
+        return float(self._scalars[2])
+
+    def score_one(self, x: Any) -> float:
+        """f(x) - rho for one sample (negative: novel)."""
+        return self._score_one(x)
+
+    def score_many(self, X: Any) -> np.ndarray:
+        """f(x) - rho for a block of samples."""
+        return self._scores(X)
+
+    def predict_one(self, x: Any) -> float:
+        """Novelty flag: 1.0 if f(x) < rho, else 0.0 (no learning)."""
+        return 1.0 if self._score_one(x) < 0.0 else 0.0
+
+    def learn_one(self, x: Any) -> float:  # type: ignore[override]
+        """Flag x (1.0 novel / 0.0 normal) with the current model, then learn it.
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf in x (``on_invalid="raise"``); state unchanged.
+        """
+        return 1.0 if self._learn_score(x, 0.0, None) < 0.0 else 0.0
+
+    def _targets_many(self, Y: Any, n: int) -> np.ndarray:
+        return self._no_target
+
+    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
+        return super()._invalid_message(x, 0.0, where)  # no target to blame
+
+    def learn_many(self, X: Any) -> np.ndarray:  # type: ignore[override]
+        """Learn a block in one kernel call; return the prequential novelty flags."""
+        return np.where(self._learn_many_checked(X, None) < 0.0, 1.0, 0.0)
+
+    def predict_many(self, X: Any) -> np.ndarray:
+        """Novelty flags for a block (no learning)."""
+        return np.where(self._scores(X) < 0.0, 1.0, 0.0)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        base = cls._common_test_params()
+        return [
+            {**base, "nu": 0.2},
+            {**base, "nu": 0.5, "kernel": "laplacian", "learning_rate_schedule": "inv_sqrt",
+             "dtype": "float32"},
+        ]
+
+
+for _cls in (NORMAClassifier, NORMARegressor, NORMANovelty):
+    _cls.__doc__ = _cls.__doc__.replace("{params}", _PARAMS_DOC.strip("\n").lstrip()).replace(
+        "{{", "{").replace("}}", "}")
