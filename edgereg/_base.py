@@ -257,8 +257,9 @@ class OnlineModel:
             parts.append(f"non-finite or invalid target y={y!r}")
         if not parts:
             parts.append(
-                "the update would overflow (input too large for the current state); "
-                "scale the inputs"
+                "the update is not finite or not positive definite: the input is too "
+                "large for the state, or beyond float32 precision (standardise the "
+                "inputs, lower p0, or use dtype='float64')"
             )
         return (
             f"{where}: {'; '.join(parts)}. The model state is unchanged "

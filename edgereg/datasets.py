@@ -246,8 +246,7 @@ _CITATIONS: dict[str, str] = {
         "NOAA Global Surface Summary of the Day."
     ),
     "powersupply": (
-        'X. Zhu, "Stream Data Mining Repository", 2010, '
-        "http://www.cse.fau.edu/~xqzhu/stream.html."
+        'X. Zhu, "Stream Data Mining Repository", 2010, http://www.cse.fau.edu/~xqzhu/stream.html.'
     ),
     "sea": (
         'W. N. Street, Y. Kim, "A streaming ensemble algorithm (SEA) for large-scale '
@@ -275,12 +274,12 @@ _CITATIONS: dict[str, str] = {
         + _CIT_FORTUNA_BOOK
     ),
     "sarcos": (
-        'S. Vijayakumar, A. D\'Souza, S. Schaal, "Incremental Online Learning in High '
+        "S. Vijayakumar, A. D'Souza, S. Schaal, \"Incremental Online Learning in High "
         'Dimensions", Neural Computation 17(12), 2005; data from C. E. Rasmussen, '
         'C. K. I. Williams, "Gaussian Processes for Machine Learning", MIT Press, 2006.'
     ),
     "air_quality": (
-        "S. De Vito, E. Massera, M. Piga, L. Martinotto, G. Di Francia, \"On field "
+        'S. De Vito, E. Massera, M. Piga, L. Martinotto, G. Di Francia, "On field '
         "calibration of an electronic nose for benzene estimation in an urban pollution "
         'monitoring scenario", Sensors and Actuators B 129(2):750-757, 2008. UCI Machine '
         'Learning Repository, "Air Quality" (CC BY 4.0).'
@@ -332,8 +331,17 @@ _SOUZA_ROWS = {
     "MG_2C_2D": 200_000,
     "GEARS_2C_2D": 200_000,
 }
-_HYPERPLANE_PARAMS = {1: (2, 0.1), 2: (2, 0.5), 3: (2, 1.0), 4: (5, 0.1), 5: (5, 0.5),
-                      6: (5, 1.0), 7: (8, 0.1), 8: (8, 0.5), 9: (8, 1.0)}
+_HYPERPLANE_PARAMS = {
+    1: (2, 0.1),
+    2: (2, 0.5),
+    3: (2, 1.0),
+    4: (5, 0.1),
+    5: (5, 0.5),
+    6: (5, 1.0),
+    7: (8, 0.1),
+    8: (8, 0.5),
+    9: (8, 1.0),
+}
 
 _SPECS: dict[str, _Spec] = {}
 
@@ -342,129 +350,310 @@ def _add(spec: _Spec) -> None:
     _SPECS[spec.name] = spec
 
 
-_add(_Spec(
-    "elec2", "elec2", ("elec2_data.dat", "elec2_label.dat"), "classification", 45_312, 8,
-    "text_with_labels", "elec2",
-    "Electricity (Elec2, normalised MOA version), NSW market every 30 min, 1996-1998. "
-    "Label: price relative to the last 24 h moving average. Many papers drop `date` "
-    "and `nswprice` (columns 0 and 3).",
-    ("date", "day", "period", "nswprice", "nswdemand", "vicprice", "vicdemand", "transfer"),
-    ("DOWN",), _pm(0, 1),  # 0 = UP -> -1, 1 = DOWN -> +1
-    options={"delimiter": None},
-))
-_add(_Spec(
-    "weather", "weather", ("NEweather_data.csv", "NEweather_class.csv"), "classification",
-    18_159, 8, "text_with_labels", "weather",
-    "NOAA weather, Offutt AFB (Nebraska) 1949-1999, daily; predict rain.",
-    ("temperature", "dew_point", "sea_level_pressure", "visibility", "avg_wind_speed",
-     "max_sustained_wind_speed", "max_temperature", "min_temperature"),
-    ("rain",), _pm(1, 2),  # 1 = no rain -> -1, 2 = rain -> +1
-    options={"delimiter": ","},
-))
-_add(_Spec(
-    "powersupply", "powersupply", ("powersupply.arff",), "multiclass", 29_928, 2,
-    "arff", "powersupply",
-    "Italian power supply, hourly; class = hour of day (24 classes).",
-    ("attribute0", "attribute1"), ("hour",),
-    {str(h): float(h) for h in range(24)},
-    binarize_rule="hour >= 12 -> +1, hour < 12 -> -1",
-    default_positive=tuple(range(12, 24)),
-))
-_add(_Spec(
-    "sea", "sea", ("SEA_training_data.csv", "SEA_training_class.csv"), "classification",
-    50_000, 3, "text_with_labels", "sea",
-    "SEA concepts: 4 abrupt concepts of 12,500 samples, 10% label noise.",
-    ("f1", "f2", "f3"), ("class",), _pm(0, 1), options={"delimiter": ","},
-))
+_add(
+    _Spec(
+        name="elec2",
+        directory="elec2",
+        files=("elec2_data.dat", "elec2_label.dat"),
+        task="classification",
+        n_samples=45_312,
+        n_features=8,
+        reader="text_with_labels",
+        cite_key="elec2",
+        description="Electricity (Elec2, normalised MOA version), NSW market every 30 min, "
+        "1996-1998. Label: price relative to the last 24 h moving average, 0 = UP, "
+        "1 = DOWN. Many papers drop `date` and `nswprice` (columns 0 and 3).",
+        feature_names=(
+            "date",
+            "day",
+            "period",
+            "nswprice",
+            "nswdemand",
+            "vicprice",
+            "vicdemand",
+            "transfer",
+        ),  # fmt: skip
+        target_names=("DOWN",),
+        label_map=_pm(0, 1),  # 0 = UP -> -1, 1 = DOWN -> +1
+        options={"delimiter": None},
+    )
+)
+_add(
+    _Spec(
+        name="weather",
+        directory="weather",
+        files=("NEweather_data.csv", "NEweather_class.csv"),
+        task="classification",
+        n_samples=18_159,
+        n_features=8,
+        reader="text_with_labels",
+        cite_key="weather",
+        description="NOAA weather, Offutt AFB (Nebraska) 1949-1999, daily; 1 = no rain, 2 = rain.",
+        feature_names=(
+            "temperature",
+            "dew_point",
+            "sea_level_pressure",
+            "visibility",
+            "avg_wind_speed",
+            "max_sustained_wind_speed",
+            "max_temperature",
+            "min_temperature",
+        ),  # fmt: skip
+        target_names=("rain",),
+        label_map=_pm(1, 2),  # 1 = no rain -> -1, 2 = rain -> +1
+        options={"delimiter": ","},
+    )
+)
+_add(
+    _Spec(
+        name="powersupply",
+        directory="powersupply",
+        files=("powersupply.arff",),
+        task="multiclass",
+        n_samples=29_928,
+        n_features=2,
+        reader="arff",
+        cite_key="powersupply",
+        description="Italian power supply, hourly; class = hour of day (24 classes).",
+        feature_names=("attribute0", "attribute1"),
+        target_names=("hour",),
+        label_map={str(h): float(h) for h in range(24)},  # ARFF nominal '0'..'23'
+        binarize_rule="hour >= 12 -> +1, hour < 12 -> -1",
+        default_positive=tuple(range(12, 24)),
+    )
+)
+_add(
+    _Spec(
+        name="sea",
+        directory="sea",
+        files=("SEA_training_data.csv", "SEA_training_class.csv"),
+        task="classification",
+        n_samples=50_000,
+        n_features=3,
+        reader="text_with_labels",
+        cite_key="sea",
+        description="SEA concepts: 4 abrupt concepts of 12,500 samples, 10% label noise.",
+        feature_names=("f1", "f2", "f3"),
+        label_map=_pm(0, 1),
+        options={"delimiter": ","},
+    )
+)
 for _k, (_kk, _t) in _HYPERPLANE_PARAMS.items():
-    _add(_Spec(
-        f"hyperplane{_k}", "hyperplane", (f"hyperplane{_k}.arff",), "classification",
-        10_000, 10, "arff", "hyperplane",
-        f"Rotating hyperplane (Fan 2004 grid): k={_kk} drifting dimensions, t={_t}.",
-        tuple(f"attr{i}" for i in range(10)), ("output",), _pm("0", "1"),
-    ))
-_add(_Spec(
-    "chess", "chess", ("chessweka.csv",), "classification", 503, 8, "csv_header", "chess",
-    "Chess.com games of one player (Zliobaite), time ordered.",
-    None, ("target",), _pm(0, 1),
-))
-_add(_Spec(
-    "luxembourg", "luxembourg", ("LUdata.csv",), "classification", 1_901, 31, "csv_header",
-    "luxembourg", "European Social Survey, Luxembourg: high vs low internet usage.",
-    None, ("target",), _pm(0, 1),
-))
-_add(_Spec(
-    "usenet1", "usenet1", ("usenet1.mat",), "classification", 1_500, 99, "mat", "usenet1",
-    "Usenet1 (20 Newsgroups, simulated user interest; abrupt recurring drift every 300).",
-    None, ("interesting",), _pm(0, 1), options={"X": "usenet1", "y": None},
-))
-_add(_Spec(
-    "usenet2", "usenet2", ("usenet2.mat",), "classification", 1_500, 99, "mat", "usenet2",
-    "Usenet2 (20 Newsgroups, simulated user interest; abrupt recurring drift every 300).",
-    None, ("interesting",), _pm(0, 1), options={"X": "X", "y": "Y"},
-))
-_add(_Spec(
-    "spam_corpus", "spam_corpus", ("spam.zip",), "classification", 9_324, 39_916, "spam",
-    "spam_corpus",
-    "Spam corpus (Katakis), 39,916 binary word features, sparse CSR (~156 nnz/row).",
-    None, ("spam",), _pm(0, 1),
-))
+    _add(
+        _Spec(
+            name=f"hyperplane{_k}",
+            directory="hyperplane",
+            files=(f"hyperplane{_k}.arff",),
+            task="classification",
+            n_samples=10_000,
+            n_features=10,
+            reader="arff",
+            cite_key="hyperplane",
+            description=f"Rotating hyperplane (Fan 2004 grid): k={_kk} drifting dimensions, "
+            f"t={_t}.",
+            feature_names=tuple(f"attr{i}" for i in range(10)),
+            target_names=("output",),
+            label_map=_pm("0", "1"),  # ARFF nominal {0,1}
+        )
+    )
+for _name, _n, _d, _desc in (
+    ("chess", 503, 8, "Chess.com games of one player (Zliobaite), time ordered."),
+    ("luxembourg", 1_901, 31, "European Social Survey, Luxembourg: high vs low internet use."),
+):
+    _add(
+        _Spec(
+            name=_name,
+            directory=_name,
+            files=("chessweka.csv" if _name == "chess" else "LUdata.csv",),
+            task="classification",
+            n_samples=_n,
+            n_features=_d,
+            reader="csv_header",
+            cite_key=_name,
+            description=_desc,
+            target_names=("target",),
+            label_map=_pm(0, 1),
+        )
+    )
+for _name, _opts in (("usenet1", {"X": "usenet1", "y": None}), ("usenet2", {"X": "X", "y": "Y"})):
+    _add(
+        _Spec(
+            name=_name,
+            directory=_name,
+            files=(f"{_name}.mat",),
+            task="classification",
+            n_samples=1_500,
+            n_features=99,
+            reader="mat",
+            cite_key=_name,
+            description=f"{_name.capitalize()} (20 Newsgroups, simulated user interest; abrupt "
+            "recurring drift every 300).",
+            target_names=("interesting",),
+            label_map=_pm(0, 1),
+            options=_opts,
+        )
+    )
+_add(
+    _Spec(
+        name="spam_corpus",
+        directory="spam_corpus",
+        files=("spam.zip",),
+        task="classification",
+        n_samples=9_324,
+        n_features=39_916,
+        reader="spam",
+        cite_key="spam_corpus",
+        description="Spam corpus (Katakis), 39,916 binary word features, sparse CSR "
+        "(~156 nnz/row); 0 = legitimate, 1 = spam.",
+        target_names=("spam",),
+        label_map=_pm(0, 1),
+    )
+)
 for _s, _n in _SOUZA_ROWS.items():
-    _add(_Spec(
-        _s, "souza_nonstationary", (f"{_s}.txt",), "classification", _n, 2, "text_last_label",
-        "souza", f"Souza et al. nonstationary synthetic stream {_s} (incremental drift).",
-        ("x1", "x2"), ("class",), _pm(1, 2), options={"delimiter": ","},
-    ))
-_add(_Spec(
-    "debutanizer", "debutanizer", ("debutanizer_data.txt",), "regression", 2_394, 7,
-    "text_regression", "debutanizer",
-    "Debutanizer column soft sensor (scaled): predict butane (C4) content in the bottom.",
-    ("u1_top_temperature", "u2_top_pressure", "u3_reflux_flow", "u4_flow_to_next_process",
-     "u5_6th_tray_temperature", "u6_bottom_temperature_a", "u7_bottom_temperature_b"),
-    ("y_c4_content",), options={"skiprows": 0, "n_targets": 1},
-))
-_add(_Spec(
-    "sru", "sru", ("SRU_data.txt",), "multioutput", 10_081, 5, "text_regression", "sru",
-    "Sulfur recovery unit soft sensor (scaled): predict H2S and SO2 in the tail gas.",
-    ("u1_mea_gas", "u2_air_mea", "u3_secondary_air", "u4_sws_gas", "u5_air_sws"),
-    ("y1_h2s", "y2_so2"), options={"skiprows": 1, "n_targets": 2},
-))
-_add(_Spec(
-    "sarcos", "sarcos", ("sarcos_inv_test.mat",), "multioutput", 4_449, 21, "sarcos",
-    "sarcos", "SARCOS robot arm inverse dynamics (GPML test split): 7 joint torques.",
-    tuple(f"{kind}{j}" for kind in ("position", "velocity", "acceleration")
-          for j in range(1, 8)),
-    tuple(f"torque{j}" for j in range(1, 8)),
-))
-_add(_Spec(
-    "air_quality", "air_quality", ("AirQualityUCI.csv",), "multioutput", 9_357, 8,
-    "air_quality", "air_quality",
-    "UCI Air Quality, hourly 2004-2005: predict the 5 reference gas concentrations from "
-    "the 5 metal-oxide sensors and T, RH, AH. Missing values (-200 in the file) are NaN, "
-    "in X and in y.",
-    ("PT08.S1(CO)", "PT08.S2(NMHC)", "PT08.S3(NOx)", "PT08.S4(NO2)", "PT08.S5(O3)",
-     "T", "RH", "AH"),
-    ("CO(GT)", "NMHC(GT)", "C6H6(GT)", "NOx(GT)", "NO2(GT)"),
-))
-_add(_Spec(
-    "a9a", "a9a", ("a9a",), "classification", 32_561, 123, "libsvm", "a9a",
-    "a9a (UCI Adult, LIBSVM one-hot): income > 50K. split='test' reads a9a.t (16,281).",
-    None, ("income_gt_50k",), _pm(-1, 1), options={"test": ("a9a.t", 16_281)},
-))
-_add(_Spec(
-    "w8a", "w8a", ("w8a",), "classification", 49_749, 300, "libsvm", "w8a",
-    "w8a (LIBSVM web page classification), 3% positive.",
-    None, ("class",), _pm(-1, 1),
-))
-_add(_Spec(
-    "usps", "usps", ("usps_test.jf",), "multiclass", 2_007, 256, "usps", "usps",
-    "USPS handwritten digits (test split), 16x16 grey levels in [0, 2].",
-    None, ("digit",), {d: float(d) for d in range(10)},
-    binarize_rule="digits 5-9 -> +1, digits 0-4 -> -1",
-    default_positive=(5, 6, 7, 8, 9),
-))
-
-_SPARSE = ("a9a", "w8a", "spam_corpus")
+    _add(
+        _Spec(
+            name=_s,
+            directory="souza_nonstationary",
+            files=(f"{_s}.txt",),
+            task="classification",
+            n_samples=_n,
+            n_features=2,
+            reader="text_last_label",
+            cite_key="souza",
+            description=f"Souza et al. nonstationary synthetic stream {_s} (incremental drift).",
+            feature_names=("x1", "x2"),
+            label_map=_pm(1, 2),
+            options={"delimiter": ","},
+        )
+    )
+_add(
+    _Spec(
+        name="debutanizer",
+        directory="debutanizer",
+        files=("debutanizer_data.txt",),
+        task="regression",
+        n_samples=2_394,
+        n_features=7,
+        reader="text_regression",
+        cite_key="debutanizer",
+        description="Debutanizer column soft sensor (scaled): predict butane (C4) content "
+        "in the bottom.",
+        feature_names=(
+            "u1_top_temperature",
+            "u2_top_pressure",
+            "u3_reflux_flow",
+            "u4_flow_to_next_process",
+            "u5_6th_tray_temperature",
+            "u6_bottom_temperature_a",
+            "u7_bottom_temperature_b",
+        ),  # fmt: skip
+        target_names=("y_c4_content",),
+        options={"skiprows": 0, "n_targets": 1},
+    )
+)
+_add(
+    _Spec(
+        name="sru",
+        directory="sru",
+        files=("SRU_data.txt",),
+        task="multioutput",
+        n_samples=10_081,
+        n_features=5,
+        reader="text_regression",
+        cite_key="sru",
+        description="Sulfur recovery unit soft sensor (scaled): predict H2S and SO2 in the "
+        "tail gas.",
+        feature_names=(
+            "u1_mea_gas",
+            "u2_air_mea",
+            "u3_secondary_air",
+            "u4_sws_gas",
+            "u5_air_sws",
+        ),  # fmt: skip
+        target_names=("y1_h2s", "y2_so2"),
+        options={"skiprows": 1, "n_targets": 2},
+    )
+)
+_add(
+    _Spec(
+        name="sarcos",
+        directory="sarcos",
+        files=("sarcos_inv_test.mat",),
+        task="multioutput",
+        n_samples=4_449,
+        n_features=21,
+        reader="sarcos",
+        cite_key="sarcos",
+        description="SARCOS robot arm inverse dynamics (GPML test split): 7 joint torques.",
+        feature_names=tuple(
+            f"{kind}{j}" for kind in ("position", "velocity", "acceleration") for j in range(1, 8)
+        ),
+        target_names=tuple(f"torque{j}" for j in range(1, 8)),
+    )
+)
+_add(
+    _Spec(
+        name="air_quality",
+        directory="air_quality",
+        files=("AirQualityUCI.csv",),
+        task="multioutput",
+        n_samples=9_357,
+        n_features=8,
+        reader="air_quality",
+        cite_key="air_quality",
+        description="UCI Air Quality, hourly 2004-2005: predict the 5 reference gas "
+        "concentrations from the 5 metal-oxide sensors and T, RH, AH. Missing values (-200 "
+        "in the file) are NaN, in X and in y.",
+        feature_names=(
+            "PT08.S1(CO)",
+            "PT08.S2(NMHC)",
+            "PT08.S3(NOx)",
+            "PT08.S4(NO2)",
+            "PT08.S5(O3)",
+            "T",
+            "RH",
+            "AH",
+        ),  # fmt: skip
+        target_names=("CO(GT)", "NMHC(GT)", "C6H6(GT)", "NOx(GT)", "NO2(GT)"),
+    )
+)
+for _name, _n, _d, _desc, _opts in (
+    ("a9a", 32_561, 123, "a9a (UCI Adult, LIBSVM one-hot): income > 50K. split='test' reads "
+     "a9a.t (16,281 rows).", {"test": ("a9a.t", 16_281)}),
+    ("w8a", 49_749, 300, "w8a (LIBSVM web page classification), 3% positive.", {}),
+):  # fmt: skip
+    _add(
+        _Spec(
+            name=_name,
+            directory=_name,
+            files=(_name,),
+            task="classification",
+            n_samples=_n,
+            n_features=_d,
+            reader="libsvm",
+            cite_key=_name,
+            description=_desc,
+            label_map=_pm(-1, 1),
+            options=_opts,
+        )
+    )
+_add(
+    _Spec(
+        name="usps",
+        directory="usps",
+        files=("usps_test.jf",),
+        task="multiclass",
+        n_samples=2_007,
+        n_features=256,
+        reader="usps",
+        cite_key="usps",
+        description="USPS handwritten digits (test split), 16x16 grey levels in [0, 2].",
+        target_names=("digit",),
+        label_map={d: float(d) for d in range(10)},
+        binarize_rule="digits 5-9 -> +1, digits 0-4 -> -1",
+        default_positive=(5, 6, 7, 8, 9),
+    )
+)
 
 
 # ------------------------------------------------------------------------ public
@@ -642,7 +831,7 @@ def iter_libsvm(
     chunk_size = _check_positive_int("chunk_size", chunk_size)
     path = Path(path)
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed in finally, generator
+        fh = open(path, "rb")  # closed in the finally below
     except OSError as exc:
         raise DataFileError(f"cannot open {path}: {exc}") from exc
     try:
@@ -733,10 +922,13 @@ def iter_spam_corpus(
                     indptr.append(indptr[-1] + nz.shape[0])
                     row += 1
                     if len(cols) == chunk_size:
-                        yield _csr_from_cols(cols, indptr, n_features), labels[row - len(cols):row]
+                        yield (
+                            _csr_from_cols(cols, indptr, n_features),
+                            labels[row - len(cols) : row],
+                        )
                         cols, indptr = [], [0]
                 if cols:
-                    yield _csr_from_cols(cols, indptr, n_features), labels[row - len(cols):row]
+                    yield _csr_from_cols(cols, indptr, n_features), labels[row - len(cols) : row]
                 if row != labels.shape[0]:
                     raise DataFileError(
                         f"{path}: spam/spam.data has {row} rows but spam/spam.labels has "
@@ -790,7 +982,7 @@ def iter_dataset(
         return
     ds = load(name, root, **kwargs)
     for start in range(0, ds.y.shape[0], chunk_size):
-        yield ds.X[start:start + chunk_size], ds.y[start:start + chunk_size]
+        yield ds.X[start : start + chunk_size], ds.y[start : start + chunk_size]
 
 
 # ------------------------------------------------------------------- internals
@@ -812,9 +1004,7 @@ def _spec(name: str, variant: int | None = None) -> _Spec:
     try:
         return _SPECS[name]
     except KeyError:
-        raise KeyError(
-            f"unknown dataset {name!r}; known: {', '.join(list_datasets())}"
-        ) from None
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(list_datasets())}") from None
 
 
 def _split_file(spec: _Spec, split: str) -> tuple[str, int]:
@@ -922,8 +1112,7 @@ def _load_bundled(name: str, path: Path | None = None, *, verify: bool = True) -
             y = y[:, 0].copy()
     if X.shape != (spec.n_samples, d):
         raise DataFileError(
-            f"bundled file {path.name} holds X of shape {X.shape}, expected "
-            f"{(spec.n_samples, d)}"
+            f"bundled file {path.name} holds X of shape {X.shape}, expected {(spec.n_samples, d)}"
         )
     return _make(spec, X, y, spec.label_map, path)
 
@@ -1052,8 +1241,9 @@ def _binarize(
         raise ValueError(f"binarize must be a bool or a collection of class ids, got {binarize!r}")
     pos = np.isin(y, np.array(sorted(positive), dtype=np.float64))
     out = np.where(pos, 1.0, -1.0)
-    new_map = {orig: (1.0 if int(cid) in positive else -1.0)
-               for orig, cid in spec.label_map.items()}
+    new_map = {
+        orig: (1.0 if int(cid) in positive else -1.0) for orig, cid in spec.label_map.items()
+    }
     return out, new_map
 
 
@@ -1240,8 +1430,11 @@ def _parse_libsvm(
             raise DataFileError(f"{path}, line {first_line + off}: {exc}") from exc
         indptr.append(len(indices))
     X = sp.csr_matrix(
-        (np.array(data, dtype=np.float64), np.array(indices, dtype=np.int32),
-         np.array(indptr, dtype=np.int64)),
+        (
+            np.array(data, dtype=np.float64),
+            np.array(indices, dtype=np.int32),
+            np.array(indptr, dtype=np.int64),
+        ),
         shape=(len(labels), n_features),
     )
     X.sum_duplicates()  # also sorts the indices
@@ -1320,9 +1513,10 @@ def _doc_table() -> str:
             f"{indent}``{name}``{bundled}: {spec.task}, {spec.n_samples:,} x {spec.n_features}. "
             f"{spec.description} Labels: {_label_doc(spec)}."
         )
-        if spec.cite_key not in seen:
-            seen.add(spec.cite_key)
-            out.append(f"{indent}    Cite: {_CITATIONS[spec.cite_key]}")
+        cite = _CITATIONS[spec.cite_key]
+        if cite not in seen:  # each reference once, under its first dataset
+            seen.add(cite)
+            out.append(f"{indent}    Cite: {cite}")
     return "\n".join(out) + "\n"
 
 

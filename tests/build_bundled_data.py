@@ -33,9 +33,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_OUT = REPO / "edgereg" / "data"
-DEFAULT_ROOT = Path(
-    os.environ.get("EDGEREG_DATA_ROOT", REPO.parent / "shared" / "data")
-)
+DEFAULT_ROOT = Path(os.environ.get("EDGEREG_DATA_ROOT", REPO.parent / "shared" / "data"))
 
 # name -> (text file, delimiter or None for whitespace, lines to skip, label file or None)
 SOURCES: dict[str, tuple[str, str | None, int, str | None]] = {

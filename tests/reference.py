@@ -7,6 +7,8 @@ kernel with its reference after every step of a stream.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # ----------------------------------------------------------------------------
@@ -14,24 +16,48 @@ import numpy as np
 # ----------------------------------------------------------------------------
 
 
-def dfop_closed_form(X: np.ndarray, y: np.ndarray, mu: np.ndarray, p0: float) -> np.ndarray:
+def dfop_closed_form(
+    X: np.ndarray,
+    y: np.ndarray,
+    mu: np.ndarray | float,
+    p0: float,
+    *,
+    keep_prior: bool = False,
+    period: int = 1,
+) -> np.ndarray:
     """Minimiser of the discounted least squares after every step.
 
-    w_t = argmin_w  Lambda_t / p0 ||w||^2 + sum_{i<=t} (prod_{j=i+1..t} lambda_j) (y_i - w^T x_i)^2
+    w_t = argmin_w  Lambda_t / p0 ||w||^2
+                    + sum_{i<=t} (prod_{j=i+1..t} lambda_j) [(y_i - w^T x_i)^2 + rho_i w_{k_i}^2]
 
     with lambda_j = 1 - mu_j and Lambda_t = prod_{j<=t} lambda_j (the prior
-    P0 = p0 I discounted like the data). Solved directly for each t from the
-    explicitly weighted normal equations. Returns W of shape (n, d), row t
-    the solution after learning samples 0..t.
+    P0 = p0 I discounted like the data). rho_i = 0 unless ``keep_prior``: then
+    every ``period`` steps coordinate k_i (cycling 0, 1, ..., d-1) gets
+    rho_i = d * (sum of mu since the previous refresh) / p0 (edgereg.dfop's
+    prior refresh). Solved directly for each t from the explicitly weighted
+    normal equations. Returns W of shape (n, d), row t the solution after
+    learning samples 0..t.
     """
     n, d = X.shape
-    lam = 1.0 - np.asarray(mu, dtype=np.float64) * np.ones(n)
+    mu_arr = np.asarray(mu, dtype=np.float64) * np.ones(n)
+    lam = 1.0 - mu_arr
+    rho = np.zeros(n)
+    coord = np.zeros(n, dtype=int)
+    if keep_prior:
+        forgotten, since, k = 0.0, 0, 0
+        for t in range(n):
+            forgotten += mu_arr[t]
+            since += 1
+            if since >= period and forgotten > 0.0:
+                rho[t], coord[t] = d * forgotten / p0, k
+                forgotten, since, k = 0.0, 0, (k + 1) % d
     W = np.empty((n, d))
     for t in range(n):
-        # weight of sample i at time t: prod_{j=i+1..t} lambda_j
+        # weight of step i's terms at time t: prod_{j=i+1..t} lambda_j
         weights = np.array([np.prod(lam[i + 1 : t + 1]) for i in range(t + 1)])
-        prior = np.prod(lam[: t + 1]) / p0
-        R = prior * np.eye(d) + (X[: t + 1].T * weights) @ X[: t + 1]
+        R = np.prod(lam[: t + 1]) / p0 * np.eye(d) + (X[: t + 1].T * weights) @ X[: t + 1]
+        for i in range(t + 1):
+            R[coord[i], coord[i]] += weights[i] * rho[i]
         b = (X[: t + 1].T * weights) @ y[: t + 1]
         W[t] = np.linalg.solve(R, b)
     return W
@@ -55,3 +81,469 @@ def textbook_rls(X: np.ndarray, y: np.ndarray, lam: float, p0: float) -> tuple[n
         w = w + k * (y[t] - pred[t])
         P = (P - np.outer(k, Px)) / lam
     return pred, P
+
+
+# ----------------------------------------------------------------------------
+# NORMA (SPEC section 3)
+# ----------------------------------------------------------------------------
+
+
+def norma_kernel(kernel: str, a: np.ndarray, b: np.ndarray, gamma: float, degree: int,
+                 coef0: float) -> float:
+    """k(a, b) written from its definition."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if kernel == "rbf":
+        return float(np.exp(-gamma * np.sum((a - b) ** 2)))
+    if kernel == "laplacian":
+        return float(np.exp(-gamma * np.sum(np.abs(a - b))))
+    if kernel == "polynomial":
+        return float((gamma * np.dot(a, b) + coef0) ** degree)
+    if kernel == "linear":
+        return float(np.dot(a, b))
+    raise ValueError(kernel)
+
+
+def norma(
+    X: np.ndarray,
+    Y: np.ndarray | None,
+    *,
+    variant: str,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 1.0,
+    eta: float = 0.1,
+    lam: float = 0.01,
+    schedule: str = "constant",
+    fit_offset: bool = True,
+    nu: float | None = None,
+    rho0: float = 0.0,
+    budget: int | None = None,
+) -> dict[str, list]:
+    """NORMA written naively from SPEC section 3: a Python list of terms.
+
+    ``variant`` is one of "hinge", "hinge_nu", "novelty", "squared",
+    "epsilon", "epsilon_nu", "huber", "huber_nu"; ``rho0`` is the initial
+    margin / epsilon / sigma. Every alpha_i is multiplied by (1 - eta_t lambda)
+    at every step (no scale factor). With ``budget``, the oldest term is
+    removed from the expansion when there are more than ``budget`` (the
+    truncated model learns from its own predictions); the removed terms are
+    kept aside, decaying like the others, to measure the truncation.
+
+    Returns per-step lists: "score" (g(x_t) before the update; f - rho for
+    novelty), "coef" (effective alphas after the step, oldest first), "sv",
+    "rho", "b", "active", and with a budget "dropped_l1" (sum over removed
+    terms of |alpha_i| sqrt(k(x_i, x_i))) and "full_score" (the prediction of
+    the expansion with the removed terms put back).
+    """
+    n = X.shape[0]
+    terms: list[list] = []  # [x_i, alpha_i]
+    dropped: list[list] = []
+    b = 0.0
+    rho = rho0
+    out: dict[str, list] = {k: [] for k in ("score", "coef", "sv", "rho", "b", "active",
+                                            "dropped_l1", "full_score")}
+
+    def k(a, c):
+        return norma_kernel(kernel, a, c, gamma, degree, coef0)
+
+    for t in range(n):
+        x = np.asarray(X[t], dtype=np.float64)
+        y = 0.0 if Y is None else float(Y[t])
+        eta_t = eta if schedule == "constant" else eta / np.sqrt(t + 1)
+        f = sum(a * k(xi, x) for xi, a in terms)
+        g = f + b
+        if budget is not None:
+            out["full_score"].append(g + sum(a * k(xi, x) for xi, a in dropped))
+        alpha = 0.0
+        active = False
+        if variant in ("hinge", "hinge_nu"):
+            active = y * g <= rho
+            alpha = eta_t * y if active else 0.0
+            if variant == "hinge_nu":
+                rho = rho - eta_t * (1 - nu) if active else rho + eta_t * nu
+            score = g
+        elif variant == "novelty":
+            score = f - rho
+            active = f < rho
+            alpha = eta_t if active else 0.0
+            rho = rho - eta_t * (1 - nu) if active else rho + eta_t * nu
+        else:
+            score = g
+            delta = y - g
+            if variant == "squared":
+                alpha = eta_t * delta
+                active = alpha != 0.0
+            else:
+                active = abs(delta) > rho
+                if active:
+                    alpha = eta_t * np.sign(delta)
+                elif variant.startswith("huber") and rho > 0:
+                    alpha = eta_t * delta / rho
+                if variant.endswith("_nu"):
+                    rho = rho + eta_t * (1 - nu) if active else rho - eta_t * nu
+        for term in terms:
+            term[1] *= 1.0 - eta_t * lam
+        for term in dropped:
+            term[1] *= 1.0 - eta_t * lam
+        if alpha != 0.0:
+            terms.append([x.copy(), alpha])
+        if budget is not None and len(terms) > budget:
+            dropped.append(terms.pop(0))
+        if fit_offset:
+            b += alpha
+        out["score"].append(score)
+        out["coef"].append(np.array([a for _, a in terms]))
+        out["sv"].append(np.array([xi for xi, _ in terms]).reshape(len(terms), X.shape[1]))
+        out["rho"].append(rho)
+        out["b"].append(b)
+        out["active"].append(active)
+        out["dropped_l1"].append(sum(abs(a) * np.sqrt(k(xi, xi)) for xi, a in dropped))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# MORES, SOMOR, PA-I/II (SPEC section 5 and 5.1)
+# ----------------------------------------------------------------------------
+
+
+def mores_augment(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """Append the constant-1 input column when fitting an intercept."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+
+
+def mores_statistics(X: np.ndarray, Y: np.ndarray, mu: float) -> tuple[np.ndarray, ...]:
+    """M, N, Q as explicitly weighted sums: sum_i mu^(t-i) x_i x_i^T, ... (0^0 = 1)."""
+    t = X.shape[0] - 1
+    w = np.array([1.0 if t == i else mu ** (t - i) for i in range(t + 1)])
+    M = (X.T * w) @ X
+    N = (X.T * w) @ Y
+    Q = (Y.T * w) @ Y
+    return M, N, Q
+
+
+def mores_E(W: np.ndarray, M: np.ndarray, N: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """E_t(W) = W^T M W - W^T N - N^T W + Q."""
+    return W.T @ M @ W - W.T @ N - N.T @ W + Q
+
+
+def logdet_divergence(X: np.ndarray, Y: np.ndarray) -> float:
+    """Dld(X, Y) = tr(X Y^-1) - log det(X Y^-1) - m."""
+    XY = X @ np.linalg.inv(Y)
+    return float(np.trace(XY) - np.linalg.slogdet(XY)[1] - X.shape[0])
+
+
+def mores_objective(W, Om, S, W0, Om0, S0, M, N, Q, C, gamma, tau) -> float:
+    """The section 5.1 objective, evaluated literally."""
+    I = np.eye(S.shape[0])
+    Dw = W - W0
+    return float(
+        0.5 * np.trace(Dw @ Om @ Dw.T)
+        + 0.5 * C * np.trace(S @ mores_E(W, M, N, Q))
+        + gamma * (logdet_divergence(S, S0) + logdet_divergence(Om, Om0))
+        + tau * (logdet_divergence(S, I) + logdet_divergence(Om, I))
+    )
+
+
+def mores_gradients(W, Om, S, W0, Om0, S0, M, N, Q, C, gamma, tau):
+    """Gradients of the section 5.1 objective in W, S and Omega (symmetric M, S, Omega).
+
+    d/dW     = (W - W0) Omega + C (M W S - N S)
+    d/dS     = (C/2) E(W) + gamma (S0^-1 - S^-1) + tau (I - S^-1)
+    d/dOmega = (1/2) D^T D + gamma (Omega0^-1 - Omega^-1) + tau (I - Omega^-1)
+    """
+    I = np.eye(S.shape[0])
+    Dw = W - W0
+    gW = Dw @ Om + C * (M @ W @ S - N @ S)
+    Si = np.linalg.inv(S)
+    gS = 0.5 * C * mores_E(W, M, N, Q) + gamma * (np.linalg.inv(S0) - Si) + tau * (I - Si)
+    Oi = np.linalg.inv(Om)
+    gO = 0.5 * Dw.T @ Dw + gamma * (np.linalg.inv(Om0) - Oi) + tau * (I - Oi)
+    return gW, gS, gO
+
+
+def mores_w_step_kron(W0, Om, S, M, N, C) -> np.ndarray:
+    """Solve W Omega + C M W S = W0 Omega + C N S in vectorised Kronecker form.
+
+    vec(A W B) = (B^T kron A) vec(W) (column-major vec): the system is
+    (Omega kron I + C S kron M) vec(W) = vec(W0 Omega + C N S).
+    """
+    d, m = W0.shape
+    A = np.kron(Om.T, np.eye(d)) + C * np.kron(S.T, M)
+    rhs = (W0 @ Om + C * N @ S).reshape(-1, order="F")
+    return np.linalg.solve(A, rhs).reshape((d, m), order="F")
+
+
+def mores_w_step_eigh(W0, Om, S, M, N, C) -> np.ndarray:
+    """The W-step by two (generalised) symmetric eigenproblems (SciPy).
+
+    M = U diag(l) U^T; S V = Omega V diag(s) with V^T Omega V = I, so that
+    S Omega^-1 = (Omega V) diag(s) V^T. Then Z = U^T RHS V / (1 + C l_i s_j)
+    and W = U Z V^T.
+    """
+    import scipy.linalg
+
+    l, U = scipy.linalg.eigh(M)
+    s, V = scipy.linalg.eigh(S, Om)
+    Z = U.T @ (W0 @ Om + C * N @ S) @ V / (1.0 + C * np.outer(l, s))
+    return U @ Z @ V.T
+
+
+def mores_reference(X, Y, C=1.0, mu=0.99, gamma=1.0, tau=100.0, fit_intercept=True):
+    """Full reference MORES: the states after every step, straight from SPEC 5.1.
+
+    Returns a list of dicts with keys W, S, Omega, M, N, Q, yhat (the
+    prequential prediction of that step). M, N, Q are recomputed as explicit
+    weighted sums every step; W by SciPy eigh; S and Omega by np.linalg.inv.
+    """
+    Xa = mores_augment(X, fit_intercept)
+    Y = np.asarray(Y, dtype=np.float64)
+    n, D = Xa.shape
+    m = Y.shape[1]
+    I = np.eye(m)
+    W = np.zeros((D, m))
+    S = I.copy()
+    Om = I.copy()
+    out = []
+    for t in range(n):
+        yhat = W.T @ Xa[t]
+        M, N, Q = mores_statistics(Xa[: t + 1], Y[: t + 1], mu)
+        W0 = W
+        W = mores_w_step_eigh(W0, Om, S, M, N, C)
+        S_inv = (gamma * np.linalg.inv(S) + tau * I + 0.5 * C * mores_E(W, M, N, Q)) / (gamma + tau)
+        S = np.linalg.inv(S_inv)
+        Dw = W - W0
+        Om_inv = (gamma * np.linalg.inv(Om) + tau * I + 0.5 * Dw.T @ Dw) / (gamma + tau)
+        Om = np.linalg.inv(Om_inv)
+        out.append({"W": W, "S": S, "Omega": Om, "M": M, "N": N, "Q": Q, "yhat": yhat})
+    return out
+
+
+def somor_reference(X, Y, epsilon, fit_intercept=True):
+    """SOMOR: W_t = argmin 1/2 ||W - W_{t-1}||_F^2 s.t. ||y - W^T x|| <= eps.
+
+    Written as the projection it is: if the constraint holds, W is unchanged;
+    else W moves along x r^T until ||r_new|| = eps. Returns (W after each
+    step, predictions).
+    """
+    Xa = mores_augment(X, fit_intercept)
+    n, D = Xa.shape
+    W = np.zeros((D, Y.shape[1]))
+    Ws, preds = [], []
+    for t in range(n):
+        x = Xa[t]
+        yhat = W.T @ x
+        r = Y[t] - yhat
+        if np.linalg.norm(r) > epsilon:
+            # the step alpha x r^T shrinks the residual to (1 - alpha ||x||^2) r
+            alpha = (1.0 - epsilon / np.linalg.norm(r)) / (x @ x)
+            W = W + alpha * np.outer(x, r)
+        Ws.append(W.copy())
+        preds.append(yhat)
+    return np.array(Ws), np.array(preds)
+
+
+def pa_reference(X, Y, variant, C, epsilon, fit_intercept=True):
+    """PA-I / PA-II regression (Crammer et al. 2006, figure 1 and eq. 8) per output."""
+    Xa = mores_augment(X, fit_intercept)
+    Y = np.asarray(Y, dtype=np.float64).reshape(Xa.shape[0], -1)
+    n, D = Xa.shape
+    W = np.zeros((D, Y.shape[1]))
+    Ws, preds = [], []
+    for t in range(n):
+        x = Xa[t]
+        yhat = W.T @ x
+        for j in range(Y.shape[1]):
+            loss = max(0.0, abs(Y[t, j] - yhat[j]) - epsilon)
+            if variant == "I":
+                step = min(C, loss / (x @ x))
+            else:
+                step = loss / (x @ x + 1.0 / (2.0 * C))
+            W[:, j] += np.sign(Y[t, j] - yhat[j]) * step * x
+        Ws.append(W.copy())
+        preds.append(yhat)
+    return np.array(Ws), np.array(preds)
+
+
+# ----------------------------------------------------------------------------
+# Selective sampling with switch detection (SPEC section 4)
+# ----------------------------------------------------------------------------
+
+
+def selective_reference(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    kappa: float = 0.5,
+    detect_switch: bool = True,
+    delta: float = 0.1,
+    window0: int = 50,
+    window_max: int = 2000,
+    rebuild_every: int = 4,
+    normalize: bool = True,
+    forced: bool = False,
+) -> dict[str, np.ndarray]:
+    """BBQ with the demo-classifier switch test, straight from SPEC.md section 4.
+
+    Keeps A and b (and A_L, b_L of the demo classifier) as explicit matrices
+    and solves every linear system directly: no Sherman-Morrison. Makes the
+    choices documented in ``edgereg.selective`` (t = rounds since the last
+    restart; every label of the L_t rounds before a rebuild is asked for the
+    demo window only; the window holds every label used, survives a restart
+    and is refitted every rebuild_every * L_t rounds; test before learning;
+    the detection round is round 1 of the new epoch). ``forced``: every label
+    is used and learnt (learn_many). Returns per-round arrays: margin
+    w_t^T x_t, r_t, demo margin h_t^T x_t, r_{L_t}, queried (label used),
+    bbq (label learnt by the estimator), switched, prediction, and Ainv
+    (A^{-1} after the round), w (A^{-1} b after the round).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    A, b = np.eye(d), np.zeros(d)
+    AL, bL = np.eye(d), np.zeros(d)
+    window: list[tuple[np.ndarray, float]] = []
+    t_epoch, t_rebuilt = 0, 0
+    out = {k: np.zeros(n) for k in ("margin", "r", "demo_margin", "r_demo", "prediction")}
+    out["queried"] = np.zeros(n, dtype=bool)
+    out["switched"] = np.zeros(n, dtype=bool)
+    out["bbq"] = np.zeros(n, dtype=bool)
+    out["Ainv"] = np.zeros((n, d, d))
+    out["w"] = np.zeros((n, d))
+    for s in range(n):
+        x = X[s].copy()
+        if normalize and np.any(x != 0):
+            x = x / np.linalg.norm(x)
+        t = t_epoch + 1
+        At = A + np.outer(x, x)
+        r = x @ np.linalg.solve(At, x)
+        margin = x @ np.linalg.solve(At, b)
+        ALt = AL + np.outer(x, x)
+        rL = x @ np.linalg.solve(ALt, x)
+        hmargin = x @ np.linalg.solve(ALt, bL)
+        bbq = True if forced else bool(r > float(t) ** (-kappa))
+        L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
+        demo = detect_switch and t - t_rebuilt > (rebuild_every - 1) * L
+        queried = bbq or demo
+        out["margin"][s], out["r"][s] = margin, r
+        out["demo_margin"][s], out["r_demo"][s] = hmargin, rL
+        out["prediction"][s] = 1.0 if margin >= 0 else -1.0
+        out["queried"][s] = queried
+        out["bbq"][s] = bbq
+        if detect_switch:
+            delta_t = delta / (t * (t + 1.0))
+            c = np.sqrt(2.0 * np.log(2.0 / delta_t)) + 1.0
+            K = c * np.sqrt(r) + r + c * np.sqrt(rL) + rL
+            if abs(margin - hmargin) > K:
+                out["switched"][s] = True
+                A, b = np.eye(d), np.zeros(d)
+                t, t_rebuilt = 1, 0
+        if bbq:
+            A = A + np.outer(x, x)
+            b = b + y[s] * x
+        if queried:
+            if detect_switch:
+                window.append((x, float(y[s])))
+                window = window[-window_max:]
+        t_epoch = t
+        if detect_switch:
+            L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
+            if t - t_rebuilt >= rebuild_every * L:
+                recent = window[-L:]
+                AL = np.eye(d) + sum((np.outer(xi, xi) for xi, _ in recent), np.zeros((d, d)))
+                bL = sum((yi * xi for xi, yi in recent), np.zeros(d))
+                t_rebuilt = t
+        out["Ainv"][s] = np.linalg.inv(A)
+        out["w"][s] = np.linalg.solve(A, b)
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Sparse-DFOP (SPEC section 2): the projection, written with Python integers
+# ----------------------------------------------------------------------------
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN64 = 0x9E3779B97F4A7C15
+_FALLBACK_SALT64 = 0xD1B54A32D192ED03
+
+
+def splitmix64_mix(z: int) -> int:
+    """splitmix64's finaliser on a Python int (arithmetic mod 2^64)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def hashed_column(
+    seed: int, j: int, d: int, kind: str, zk, zw, zf, r: float, slow: list | None = None
+) -> np.ndarray:
+    """Column j of Sparse-DFOP's hashed projection, entry by entry, as documented.
+
+    ``kind="rademacher"``: M_ij = (1 - 2 b) / sqrt(d), b = bit (i mod 64) of
+    mix(key_j + (i // 64 + 1) G). ``kind="hashed"``: the 32-bit half (i mod 2)
+    of mix(key_j + (i // 2 + 1) G) gives layer (bits 0-6), sign (bit 7) and a
+    24-bit uniform; Marsaglia-Tsang's ziggurat with tables (zk, zw, zf), the
+    rare rejections drawing from mix(mix(key_j ^ salt) + i 2^32 + k G), k = 1, 2, ...
+    key_j = mix(mix(seed) ^ mix(j + G)). ``slow`` collects the rows that took
+    the rejection path.
+    """
+    mix = splitmix64_mix
+    key = mix(mix(seed) ^ mix(j + _GOLDEN64))
+    scale = 1.0 / math.sqrt(d)
+    out = np.empty(d)
+
+    def uni53(h: int) -> float:
+        return ((h >> 11) + 0.5) / 2.0**53
+
+    for i in range(d):
+        if kind == "rademacher":
+            h = mix(key + (i // 64 + 1) * _GOLDEN64)
+            out[i] = (1.0 - 2.0 * ((h >> (i % 64)) & 1)) * scale
+            continue
+        h = mix(key + (i // 2 + 1) * _GOLDEN64)
+        h32 = (h >> (32 * (i % 2))) & 0xFFFFFFFF
+        iz, sign, u = h32 & 127, 1.0 - 2.0 * ((h32 >> 7) & 1), ((h32 >> 8) + 0.5) / 2.0**24
+        if u < zk[iz]:
+            out[i] = sign * u * zw[iz] * scale
+            continue
+        if slow is not None:
+            slow.append(i)
+        base = mix(key ^ _FALLBACK_SALT64) + i * 2**32
+        k = 0
+        while True:
+            if iz == 0:
+                while True:
+                    k += 1
+                    x = -math.log(uni53(mix(base + k * _GOLDEN64))) / r
+                    k += 1
+                    yv = -math.log(uni53(mix(base + k * _GOLDEN64)))
+                    if yv + yv >= x * x:
+                        break
+                z = sign * (r + x)
+                break
+            x = u * zw[iz]
+            k += 1
+            if zf[iz] + uni53(mix(base + k * _GOLDEN64)) * (zf[iz - 1] - zf[iz]) < math.exp(
+                -0.5 * x * x
+            ):
+                z = sign * x
+                break
+            k += 1
+            h = mix(base + k * _GOLDEN64)
+            iz, sign, u = h & 127, 1.0 - 2.0 * ((h >> 7) & 1), ((h >> 40) + 0.5) / 2.0**24
+            if u < zk[iz]:
+                z = sign * u * zw[iz]
+                break
+        out[i] = z * scale
+    return out
+
+
+def sparse_projection(M: np.ndarray, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """psi = M x = sum over the non-zeros, in increasing column order, of x_j M[:, j]."""
+    order = np.argsort(indices, kind="stable")
+    psi = np.zeros(M.shape[0], dtype=M.dtype)
+    for k in order:
+        psi = psi + values[k] * M[:, indices[k]]
+    return psi

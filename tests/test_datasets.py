@@ -27,8 +27,16 @@ BINARY = {
     "a9a": (32_561, 123, {-1.0: 24_720, 1.0: 7_841}),
     "w8a": (49_749, 300, {-1.0: 48_270, 1.0: 1_479}),
 }
-SOUZA = {"1CDT": 16_000, "2CDT": 16_000, "1CHT": 16_000, "2CHT": 16_000, "1CSurr": 55_283,
-         "UG_2C_2D": 100_000, "MG_2C_2D": 200_000, "GEARS_2C_2D": 200_000}
+SOUZA = {
+    "1CDT": 16_000,
+    "2CDT": 16_000,
+    "1CHT": 16_000,
+    "2CHT": 16_000,
+    "1CSurr": 55_283,
+    "UG_2C_2D": 100_000,
+    "MG_2C_2D": 200_000,
+    "GEARS_2C_2D": 200_000,
+}
 REGRESSION = {  # name -> (n, d, target shape tail)
     "debutanizer": (2_394, 7, ()),
     "sru": (10_081, 5, (2,)),
@@ -111,8 +119,11 @@ def test_corrupted_bundled_file_is_detected(tmp_path: Path) -> None:
     data[len(data) // 2] ^= 0xFF
     bad.write_bytes(bytes(data))
     expected = D._BUNDLED_SHA256["weather.npz"]
-    with pytest.raises(DataFileError, match=r"bundled file weather.npz is corrupted: sha256 "
-                       rf"[0-9a-f]{{64}} expected {expected}"):
+    with pytest.raises(
+        DataFileError,
+        match=r"bundled file weather.npz is corrupted: sha256 "
+        rf"[0-9a-f]{{64}} expected {expected}",
+    ):
         D._load_bundled("weather", bad)
     # without the hash check the damage still gives a clear error, not a traceback
     with pytest.raises(DataFileError, match="weather.npz"):
@@ -144,8 +155,11 @@ def test_bundled_equals_original_bit_for_bit(name: str, shared_data: Path) -> No
     # and against an independent parse of the decimal strings with Python's float
     rel, delim, skip, _ = build.SOURCES[name]
     ref = build.reference_values(shared_data / rel, delim, skip)
-    both = bundled.X if bundled.task == "classification" else np.column_stack(
-        [bundled.X, bundled.y.reshape(len(bundled.y), -1)])
+    both = (
+        bundled.X
+        if bundled.task == "classification"
+        else np.column_stack([bundled.X, bundled.y.reshape(len(bundled.y), -1)])
+    )
     np.testing.assert_array_equal(_bits(both), _bits(ref))
 
 
@@ -243,8 +257,14 @@ def test_a9a_test_split(shared_data: Path) -> None:
 def test_every_listed_dataset_has_a_citation() -> None:
     names = D.list_datasets()
     assert names[: len(BUNDLED)] == list(BUNDLED)
-    expected = set(BINARY) | set(SOUZA) | set(REGRESSION) | set(MULTICLASS) | {
-        f"hyperplane{k}" for k in range(1, 10)} | {"spam_corpus"}
+    expected = (
+        set(BINARY)
+        | set(SOUZA)
+        | set(REGRESSION)
+        | set(MULTICLASS)
+        | {f"hyperplane{k}" for k in range(1, 10)}
+        | {"spam_corpus"}
+    )
     assert set(names) == expected
     for name in names:
         assert len(D.citation(name)) > 20
@@ -334,9 +354,10 @@ def test_iter_spam_corpus_first_chunks(shared_data: Path) -> None:
     assert 100 < X.nnz / X.shape[0] < 400  # about 156 non-zeros a row over the corpus
     assert set(np.unique(y)) <= {-1.0, 1.0}
     # rows agree with a plain parse of the first line of the archive
-    with zipfile.ZipFile(shared_data / "spam_corpus" / "spam.zip") as zf, zf.open(
-        "spam/spam.data"
-    ) as fh:
+    with (
+        zipfile.ZipFile(shared_data / "spam_corpus" / "spam.zip") as zf,
+        zf.open("spam/spam.data") as fh,
+    ):
         first = np.array(fh.readline().split(), dtype=np.float64)
     assert first.shape == (39_916,)
     np.testing.assert_array_equal(X[0].toarray().ravel(), first)

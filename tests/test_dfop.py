@@ -1,0 +1,284 @@
+"""DFOP, G-DFOP and RLS (SPEC section 1): closed form, robustness, classification."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import dfop_closed_form, textbook_rls
+
+from edgereg import DFOP, RLS
+from edgereg.dfop import _dfop_learn_many, refresh_period
+
+
+def _linear_stream(n, d, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d)
+    return X, X @ w + noise * rng.normal(size=n)
+
+
+def _max_rel_dev(W_model, W_ref):
+    scale = np.maximum(np.linalg.norm(W_ref, axis=1), 1e-300)
+    return float(np.max(np.linalg.norm(W_model - W_ref, axis=1) / scale))
+
+
+# ------------------------------------------------------------ closed form
+@pytest.mark.parametrize("keep_prior", [False, True])
+@pytest.mark.parametrize("forgetting", [0.0, 0.01, 0.1])
+def test_coef_equals_closed_form_after_every_step(forgetting, keep_prior):
+    X, y = _linear_stream(150, 4, seed=1)
+    model = DFOP(4, forgetting, p0=50.0, keep_prior=keep_prior)
+    W = np.array([(model.learn_one(X[t], y[t]), model.coef_)[1] for t in range(len(X))])
+    ref = dfop_closed_form(
+        X, y, forgetting, 50.0, keep_prior=keep_prior, period=refresh_period(4, forgetting)
+    )
+    assert _max_rel_dev(W, ref) < 1e-8
+
+
+@pytest.mark.parametrize("keep_prior", [False, True])
+def test_per_step_forgetting_equals_closed_form(keep_prior):
+    """G-DFOP: a different lambda_t every step (learn_many, one row at a time)."""
+    rng = np.random.default_rng(2)
+    X, y = _linear_stream(150, 3, seed=2)
+    mu = rng.uniform(0.0, 0.2, size=len(X))
+    model = DFOP(3, 0.05, p0=10.0, keep_prior=keep_prior)
+    W = []
+    for t in range(len(X)):
+        model.learn_many(X[t : t + 1], y[t : t + 1], forgetting=mu[t : t + 1])
+        W.append(model.coef_)
+    ref = dfop_closed_form(
+        X, y, mu, 10.0, keep_prior=keep_prior, period=refresh_period(3, 0.05)
+    )
+    assert _max_rel_dev(np.array(W), ref) < 1e-8
+
+
+def test_per_step_forgetting_in_one_block_equals_row_by_row():
+    rng = np.random.default_rng(3)
+    X, y = _linear_stream(300, 5, seed=3)
+    mu = rng.uniform(0.0, 0.05, size=len(X))
+    a, b = DFOP(5), DFOP(5)
+    block = a.learn_many(X, y, forgetting=mu)
+    rows = np.concatenate(
+        [b.learn_many(X[t : t + 1], y[t : t + 1], forgetting=mu[t]) for t in range(len(X))]
+    )
+    np.testing.assert_array_equal(block, rows)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_constant_per_step_forgetting_equals_the_model_forgetting():
+    X, y = _linear_stream(200, 4, seed=4)
+    a, b = DFOP(4, 0.02), DFOP(4, 0.02)
+    np.testing.assert_array_equal(a.learn_many(X, y), b.learn_many(X, y, forgetting=0.02))
+
+
+def test_per_step_forgetting_is_validated():
+    X, y = _linear_stream(5, 2)
+    model = DFOP(2)
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        model.learn_many(X, y, forgetting=np.full(5, 1.0))
+    with pytest.raises(ValueError, match="shape"):
+        model.learn_many(X, y, forgetting=np.zeros(4))
+    assert model.n_seen_ == 0
+
+
+def test_rls_is_dfop_without_forgetting():
+    X, y = _linear_stream(300, 6, seed=5)
+    a, b = RLS(6, p0=1e3), DFOP(6, 0.0, p0=1e3)
+    np.testing.assert_array_equal(a.learn_many(X, y), b.learn_many(X, y))
+    ridge = np.linalg.solve(X.T @ X + np.eye(6) / 1e3, X.T @ y)
+    np.testing.assert_allclose(a.coef_, ridge, rtol=1e-10)
+
+
+def test_prediction_is_prequential():
+    X, y = _linear_stream(50, 3)
+    model = DFOP(3)
+    preds = model.learn_many(X, y)
+    assert preds[0] == 0.0  # w_0 = 0: the first sample is predicted before any learning
+    fresh = DFOP(3)
+    fresh.learn_many(X[:10], y[:10])
+    assert preds[10] == fresh.predict_one(X[10])
+
+
+# ------------------------------------------------------------ parameters
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"forgetting": 1.0}, ValueError),
+        ({"forgetting": -0.1}, ValueError),
+        ({"forgetting": float("nan")}, ValueError),
+        ({"p0": 0.0}, ValueError),
+        ({"task": "ranking"}, ValueError),
+        ({"dtype": "int32"}, TypeError),
+        ({"on_invalid": "ignore"}, ValueError),
+        ({"n_features": 0}, ValueError),
+        ({"n_features": 2.5}, TypeError),
+        ({"keep_prior": "yes"}, TypeError),
+    ],
+)
+def test_bad_parameters_are_explained(kwargs, error):
+    params = {"n_features": 3, **kwargs}
+    with pytest.raises(error):
+        DFOP(**params)
+
+
+def test_refresh_period():
+    assert refresh_period(10, 0.01) == 5
+    assert refresh_period(200, 0.01) == 1
+    assert refresh_period(4, 0.0) == 1
+
+
+# ------------------------------------------------------------ classification
+def test_classification_maps_zero_one_labels_and_predicts_signs():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 3))
+    y01 = (X @ [1.0, -1.0, 0.5] > 0).astype(int)
+    a = DFOP(3, 0.01, task="classification")
+    b = DFOP(3, 0.01, task="classification")
+    pa = a.learn_many(X, y01)
+    pb = b.learn_many(X, np.where(y01 == 1, 1.0, -1.0))
+    np.testing.assert_array_equal(pa, pb)
+    assert set(np.unique(pa)) <= {-1.0, 1.0}
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    scores = a.decision_function(X)
+    np.testing.assert_array_equal(a.predict_many(X), np.where(scores >= 0, 1.0, -1.0))
+    assert a.decision_function_one(X[0]) == scores[0]
+    accuracy = np.mean(pa[200:] == np.where(y01[200:] == 1, 1.0, -1.0))
+    assert accuracy > 0.9
+
+
+def test_sign_of_zero_is_plus_one():
+    model = DFOP(2, task="classification")
+    assert model.predict_one([0.0, 0.0]) == 1.0
+    assert model.learn_one([1.0, 0.0], 0) == 1.0
+
+
+def test_unknown_labels_are_rejected_with_the_row():
+    model = DFOP(2, task="classification")
+    X = np.ones((4, 2))
+    with pytest.raises(ValueError, match="row 2"):
+        model.learn_many(X, np.array([1, 0, 2, 1]))
+    assert model.n_seen_ == 2
+    with pytest.raises(ValueError, match="labels"):
+        model.learn_one(X[0], 0.5)
+
+
+# ------------------------------------------------------------ robustness
+def _poorly_exciting_stream(n, d, seed):
+    """Drifting linear stream; a third of the time the last half of the inputs
+    is exactly zero, another third two inputs are collinear (x1 == x0)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = np.cumsum(rng.normal(scale=1e-3, size=(n, d)), axis=0) + rng.normal(size=d)
+    segment = n // 10
+    for k in range(10):
+        rows = slice(k * segment, (k + 1) * segment)
+        if k % 3 == 1:
+            X[rows, d // 2 :] = 0.0
+        elif k % 3 == 2:
+            X[rows, 1] = X[rows, 0]
+    y = np.einsum("ij,ij->i", X, W) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def long_stream():
+    return _poorly_exciting_stream(1_000_000, 6, seed=7)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_million_steps_with_poor_excitation_stay_accurate(long_stream, dtype):
+    X, y = long_stream
+    model = DFOP(6, 0.01, dtype=dtype)
+    pred = model.learn_many(X, y)
+    P = model.state.P.astype(np.float64)
+    assert np.array_equal(P, P.T), "P must stay exactly symmetric"
+    assert np.linalg.eigvalsh(P).min() > 0.0
+    # Bounded: never more uncertain than about the prior (x = period * d * mu = 0.06).
+    assert P.diagonal().max() <= 1.1 * model.p0
+    sq = (pred - y) ** 2
+    n = len(y)
+    # Every tenth of the stream, excited or not, is predicted at the noise floor
+    # (noise variance 0.01, plus what tracking a drifting w costs).
+    per_segment = sq.reshape(10, n // 10)[:, 1000:].mean(axis=1)
+    assert per_segment.max() < 0.0125, per_segment
+
+
+def test_float32_and_float64_agree_over_a_million_steps(long_stream):
+    X, y = long_stream
+    p64 = DFOP(6, 0.01).learn_many(X, y)
+    p32 = DFOP(6, 0.01, dtype="float32").learn_many(X, y)
+    assert np.mean(np.abs(p32 - p64)) < 1e-3
+
+
+def test_canonical_update_winds_up_where_keep_prior_does_not(long_stream):
+    """The control: without the prior refresh, P overflows in the unexcited
+    stretches (the test above would fail for it)."""
+    X, y = long_stream
+    with pytest.raises(ValueError, match="not finite or not positive definite"):
+        DFOP(6, 0.01, keep_prior=False).learn_many(X, y)
+
+
+def test_textbook_update_loses_symmetry_where_ours_keeps_it():
+    X, y = _linear_stream(4000, 10, seed=8)
+    _, P_textbook = textbook_rls(X, y, 0.99, 100.0)
+    assert np.abs(P_textbook - P_textbook.T).max() > 1e-6  # grows like 0.99^-t
+    model = DFOP(10, 0.01)
+    model.learn_many(X, y)
+    assert np.array_equal(model.state.P, model.state.P.T)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    d=st.integers(1, 6),
+    forgetting=st.floats(0.0, 0.5),
+    scale=st.floats(1e-3, 1e3),
+    seed=st.integers(0, 2**16),
+    dtype=st.sampled_from(["float64", "float32"]),
+)
+def test_P_stays_symmetric_positive_definite(d, forgetting, scale, seed, dtype):
+    if dtype == "float32":
+        # float32's documented domain: p0 * ||x||^2 below ~1e6 (p0 = 100 here).
+        scale = min(scale, 30.0)
+    rng = np.random.default_rng(seed)
+    X = scale * rng.normal(size=(300, d))
+    X[100:200, : (d + 1) // 2] = 0.0  # a stretch of poor excitation
+    y = X.sum(axis=1) + rng.normal(size=300)
+    model = DFOP(d, forgetting, dtype=dtype)
+    model.learn_many(X, y)
+    P = model.state.P.astype(np.float64)
+    assert np.array_equal(P, P.T)
+    assert np.all(np.isfinite(P)) and np.linalg.eigvalsh(P).min() > 0.0
+
+
+def test_float32_beyond_its_precision_rejects_instead_of_corrupting():
+    """p0 ||x||^2 ~ 2e7: P's condition number exceeds float32's 1e7."""
+    rng = np.random.default_rng(18)
+    X = 221.0 * rng.normal(size=(300, 4))
+    y = X.sum(axis=1) + rng.normal(size=300)
+    model = DFOP(4, 0.0, dtype="float32")
+    with pytest.raises(ValueError, match="float32 precision") as info:
+        model.learn_many(X, y)
+    bad = int(str(info.value).split("row ")[1].split(" ")[0])
+    P = model.state.P.astype(np.float64)
+    assert model.n_seen_ == bad and np.all(np.isfinite(P)) and np.array_equal(P, P.T)
+    # The same stream standardised is learnt to the end.
+    ok = DFOP(4, 0.0, dtype="float32")
+    ok.learn_many(X / 221.0, y / 221.0)
+    np.testing.assert_allclose(ok.coef_, np.ones(4), atol=0.02)
+
+
+def test_kernel_is_callable_without_the_class():
+    """The procedural layer on its own (filterpy's procedural form)."""
+    X, y = _linear_stream(100, 3)
+    model = DFOP(3)
+    s = model._allocate()
+    out = np.empty(100)
+    status = _dfop_learn_many(
+        X, y, np.array([0.01]), 0, s.w, s.P, s.work_px, s.work_next, s.work_v, s.counts,
+        s.forgotten, 100.0, refresh_period(3, 0.01), True, False, out,
+    )
+    assert status == -1
+    np.testing.assert_array_equal(out, model.learn_many(X, y))
+    np.testing.assert_array_equal(s.w, model.coef_)
