@@ -9,5 +9,14 @@ from ._base import OnlineModel, StateFileError, load
 from .dfop import DFOP, RLS
 from .norma import NORMAClassifier, NORMANovelty, NORMARegressor
 
-__all__ = ["DFOP", "RLS", "NORMAClassifier", "NORMANovelty", "NORMARegressor", "OnlineModel", "StateFileError", "load"]
+__all__ = [
+    "DFOP",
+    "RLS",
+    "NORMAClassifier",
+    "NORMANovelty",
+    "NORMARegressor",
+    "OnlineModel",
+    "StateFileError",
+    "load",
+]
 __version__ = "0.1.0"

@@ -106,12 +106,13 @@ _N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
 
 
 class NORMAState(NamedTuple):
-    """Fixed memory of a NORMA model: (d + 2) tau + 3 floats and six counters."""
+    """Fixed memory of a NORMA model: (d + 2) tau + 3 floats, tau + 6 int64."""
 
     support_vectors: np.ndarray  # (d, tau) column i = support vector in slot i (transposed)
     coef: np.ndarray  # (tau,) stored a_i; effective alpha_i = scale * a_i
     scalars: np.ndarray  # (3,) [scale s, offset b, rho (margin / epsilon / huber sigma)]
     work_row: np.ndarray  # (tau,) scratch: kernel row k(x, sv_i)
+    work_exp: np.ndarray  # int64 (tau,) scratch: exponent bits of 2^k (viewed as float64)
     counts: np.ndarray  # int64 (6,): learnt, skipped, n_sv, next slot, dropped, loss-active
 
 
@@ -124,50 +125,124 @@ def _allocate(n_features: int, budget: int, rho0: float, dtype: np.dtype) -> NOR
         coef=np.zeros(budget, dtype=dtype),
         scalars=scalars,
         work_row=np.zeros(budget, dtype=dtype),
+        work_exp=np.zeros(budget, dtype=np.int64),
         counts=np.zeros(6, dtype=np.int64),
     )
 
 
 # --------------------------------------------------------------------- kernels
+# exp(t) for t <= 0 in a loop LLVM vectorises (no libm call; portable to NEON):
+# t = k ln2 + r with k = round(t / ln2) by the 1.5 * 2^52 shifter, |r| <= ln2 / 2,
+# exp(r) by its degree-13 Taylor polynomial (truncation 1.7e-16) evaluated with
+# Estrin's scheme (short dependency chains), 2^k built from the exponent bits.
+# Measured: at most 2 ulp from numpy's exp on [-707, 0] (tests/test_norma.py).
+_LOG2E = 1.4426950408889634
+_SHIFTER = 6755399441055744.0  # 1.5 * 2^52: adding it rounds to an integer
+_SHIFTER_BITS = int(np.array([_SHIFTER]).view(np.int64)[0])
+_LN2_HI = 6.93147180369123816490e-01  # Cody-Waite split (fdlibm): k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_FLOOR = -708.0  # exp(-708) = 3.3e-308 is still normal; below it 2^k would underflow
+(_E0, _E1, _E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12, _E13) = (
+    1.0 / math.factorial(_k) for _k in range(14)
+)
+
+
 @kernel
-def _kernel_row(x, sv, n, kcode, gamma, coef0, degree, row):
+def _exp_scaled(row, n, ng, bits, pow2):
+    """row[i] <- exp(ng * row[i]) for i < n (ng <= 0); ``bits``/``pow2`` share memory.
+
+    Three loops so that each one vectorises: the polynomial, the integer
+    exponent arithmetic (through the int64 view), the product. Arguments
+    below -708 give exp(-708) (absolute error < 3.3e-308); NaN stays NaN.
+    """
+    for i in range(n):
+        t = ng * row[i]
+        t = t if not (t < _EXP_FLOOR) else _EXP_FLOOR
+        v = t * _LOG2E + _SHIFTER
+        k = v - _SHIFTER
+        r = (t - k * _LN2_HI) - k * _LN2_LO
+        r2 = r * r
+        r4 = r2 * r2
+        q0 = (_E0 + _E1 * r) + (_E2 + _E3 * r) * r2
+        q1 = (_E4 + _E5 * r) + (_E6 + _E7 * r) * r2
+        q2 = (_E8 + _E9 * r) + (_E10 + _E11 * r) * r2
+        q3 = _E12 + _E13 * r
+        row[i] = (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
+        pow2[i] = v
+    for i in range(n):
+        bits[i] = (bits[i] - _SHIFTER_BITS + 1023) << 52
+    for i in range(n):
+        row[i] = row[i] * pow2[i]
+
+
+@kernel
+def _kernel_row(x, sv, n, kcode, gamma, coef0, degree, row, bits, pow2):
     """row[i] = k(x, sv_i) for the n stored support vectors; return sum_j x_j * 0.
 
     The returned value is 0 for a finite x and NaN otherwise (x * 0 is not
     folded without fastmath): the finiteness check rides on the feature loop.
     The feature loop is outside, the support-vector loop inside, so the inner
-    loop is an element-wise update of contiguous arrays (vectorises).
+    loop is an element-wise update of contiguous arrays (vectorises); features
+    are taken two at a time to halve the passes over ``row``.
     """
     d = x.shape[0]
     chk = 0.0
     for i in range(n):
         row[i] = 0.0
+    j0 = 0
     if kcode == RBF:
-        for j in range(d):
-            xj = x[j]
-            chk += xj * 0.0
-            svj = sv[j]
+        while j0 + 1 < d:
+            xa = x[j0]
+            xb = x[j0 + 1]
+            chk += xa * 0.0 + xb * 0.0
+            sa = sv[j0]
+            sb = sv[j0 + 1]
             for i in range(n):
-                diff = xj - svj[i]
-                row[i] += diff * diff
+                da = xa - sa[i]
+                db = xb - sb[i]
+                row[i] = row[i] + da * da + db * db
+            j0 += 2
+        if j0 < d:
+            xa = x[j0]
+            chk += xa * 0.0
+            sa = sv[j0]
+            for i in range(n):
+                da = xa - sa[i]
+                row[i] += da * da
     elif kcode == LAPLACIAN:
-        for j in range(d):
-            xj = x[j]
-            chk += xj * 0.0
-            svj = sv[j]
+        while j0 + 1 < d:
+            xa = x[j0]
+            xb = x[j0 + 1]
+            chk += xa * 0.0 + xb * 0.0
+            sa = sv[j0]
+            sb = sv[j0 + 1]
             for i in range(n):
-                row[i] += abs(xj - svj[i])
+                row[i] = row[i] + abs(xa - sa[i]) + abs(xb - sb[i])
+            j0 += 2
+        if j0 < d:
+            xa = x[j0]
+            chk += xa * 0.0
+            sa = sv[j0]
+            for i in range(n):
+                row[i] += abs(xa - sa[i])
     else:
-        for j in range(d):
-            xj = x[j]
-            chk += xj * 0.0
-            svj = sv[j]
+        while j0 + 1 < d:
+            xa = x[j0]
+            xb = x[j0 + 1]
+            chk += xa * 0.0 + xb * 0.0
+            sa = sv[j0]
+            sb = sv[j0 + 1]
             for i in range(n):
-                row[i] += xj * svj[i]
+                row[i] = row[i] + xa * sa[i] + xb * sb[i]
+            j0 += 2
+        if j0 < d:
+            xa = x[j0]
+            chk += xa * 0.0
+            sa = sv[j0]
+            for i in range(n):
+                row[i] += xa * sa[i]
     if kcode == RBF or kcode == LAPLACIAN:
-        ng = -gamma
-        for i in range(n):
-            row[i] = math.exp(ng * row[i])
+        _exp_scaled(row, n, -gamma, bits, pow2)
     elif kcode == POLYNOMIAL:
         for i in range(n):
             base = gamma * row[i] + coef0
@@ -179,19 +254,34 @@ def _kernel_row(x, sv, n, kcode, gamma, coef0, degree, row):
 
 
 @kernel
-def _decision(x, sv, coef, scalars, row, n, hyper, codes):
-    """g(x) = s sum_i a_i k(x, sv_i) + b; second value is the finiteness check of x."""
+def _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes):
+    """g(x) = s sum_i a_i k(x, sv_i) + b; second value is the finiteness check of x.
+
+    The sum runs in four interleaved partial sums (a fixed order, so every
+    path gives the same bits) instead of one serial chain of n additions.
+    """
     chk = _kernel_row(
-        x, sv, n, codes[_C_KERNEL], hyper[_H_GAMMA], hyper[_H_COEF0], codes[_C_DEGREE], row
+        x, sv, n, codes[_C_KERNEL], hyper[_H_GAMMA], hyper[_H_COEF0], codes[_C_DEGREE], row,
+        bits, pow2,
     )
-    acc = 0.0
-    for i in range(n):
-        acc += coef[i] * row[i]
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    n4 = n - n % 4
+    for i in range(0, n4, 4):
+        a0 += coef[i] * row[i]
+        a1 += coef[i + 1] * row[i + 1]
+        a2 += coef[i + 2] * row[i + 2]
+        a3 += coef[i + 3] * row[i + 3]
+    for i in range(n4, n):
+        a0 += coef[i] * row[i]
+    acc = (a0 + a1) + (a2 + a3)
     return scalars[0] * acc + scalars[1], chk
 
 
 @kernel
-def _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes):
+def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     """One prequential NORMA step on (x, y) (SPEC section 3).
 
     Returns ``(score, status)``: score is g(x) before the update (f(x) - rho
@@ -199,7 +289,7 @@ def _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes):
     nothing is then written).
     """
     n = counts[_N_SV]
-    g, chk = _decision(x, sv, coef, scalars, row, n, hyper, codes)
+    g, chk = _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes)
     loss = codes[_C_LOSS]
     rho = scalars[2]
     score = g - rho if loss == NOVELTY else g
@@ -272,15 +362,17 @@ def _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes):
 
 
 @kernel
-def _norma_learn_one(x, y, sv, coef, scalars, row, counts, hyper, codes):
-    score, status = _norma_step(x, y, sv, coef, scalars, row, counts, hyper, codes)
+def _norma_learn_one(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
+    score, status = _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes)
     if status != OK and codes[_C_SKIP]:
         counts[1] += 1
     return score, status
 
 
 @kernel
-def _norma_learn_many(X, Y, y_stride, sv, coef, scalars, row, counts, hyper, codes, out):
+def _norma_learn_many(
+    X, Y, y_stride, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out
+):
     """Learn a block; out[t] = prequential score of row t.
 
     ``Y[t * y_stride]`` is the target of row t (stride 0 for novelty, which
@@ -291,7 +383,7 @@ def _norma_learn_many(X, Y, y_stride, sv, coef, scalars, row, counts, hyper, cod
     skip = codes[_C_SKIP]
     for t in range(X.shape[0]):
         score, status = _norma_step(
-            X[t], Y[t * y_stride], sv, coef, scalars, row, counts, hyper, codes
+            X[t], Y[t * y_stride], sv, coef, scalars, row, bits, pow2, counts, hyper, codes
         )
         out[t] = score
         if status != OK:
@@ -303,17 +395,17 @@ def _norma_learn_many(X, Y, y_stride, sv, coef, scalars, row, counts, hyper, cod
 
 
 @kernel
-def _norma_predict_many(X, sv, coef, scalars, row, counts, hyper, codes, out):
+def _norma_predict_many(X, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out):
     n = counts[_N_SV]
     novelty = codes[_C_LOSS] == NOVELTY
     for t in range(X.shape[0]):
-        g, _ = _decision(X[t], sv, coef, scalars, row, n, hyper, codes)
+        g, _ = _decision(X[t], sv, coef, scalars, row, bits, pow2, n, hyper, codes)
         out[t] = g - scalars[2] if novelty else g
 
 
 @kernel
-def _norma_predict_one(x, sv, coef, scalars, row, counts, hyper, codes):
-    g, _ = _decision(x, sv, coef, scalars, row, counts[_N_SV], hyper, codes)
+def _norma_predict_one(x, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
+    g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[_N_SV], hyper, codes)
     return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
 
 
@@ -364,7 +456,8 @@ class _NORMA(OnlineModel):
             )
         if learning_rate_schedule not in _SCHEDULES:
             raise ValueError(
-                f"learning_rate_schedule must be one of {_SCHEDULES}, got {learning_rate_schedule!r}"
+                f"learning_rate_schedule must be one of {_SCHEDULES}, "
+                f"got {learning_rate_schedule!r}"
             )
         self.learning_rate_schedule = learning_rate_schedule
         if not isinstance(fit_offset, (bool, np.bool_)):
@@ -395,6 +488,8 @@ class _NORMA(OnlineModel):
         self._sv, self._coef, self._scalars, self._work, self._counts = (
             s.support_vectors, s.coef, s.scalars, s.work_row, s.counts
         )
+        self._bits = s.work_exp
+        self._pow2 = s.work_exp.view(np.float64)  # same memory, read as floats
         self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ attributes
@@ -444,15 +539,15 @@ class _NORMA(OnlineModel):
 
     def _score_one(self, x: Any) -> float:
         return _norma_predict_one(
-            self._row(x), self._sv, self._coef, self._scalars, self._work, self._counts,
-            self._hyper, self._codes,
+            self._row(x), self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            self._counts, self._hyper, self._codes,
         )
 
     def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
         xr = self._row(x)
         score, status = _norma_learn_one(
-            xr, y, self._sv, self._coef, self._scalars, self._work, self._counts,
-            self._hyper, self._codes,
+            xr, y, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            self._counts, self._hyper, self._codes,
         )
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, shown_y, "sample"))
@@ -462,14 +557,14 @@ class _NORMA(OnlineModel):
     def _learn_block(self, X, Y, out):  # type: ignore[override]
         stride = 0 if Y is self._no_target else 1
         return _norma_learn_many(
-            X, Y, stride, self._sv, self._coef, self._scalars, self._work, self._counts,
-            self._hyper, self._codes, out,
+            X, Y, stride, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            self._counts, self._hyper, self._codes, out,
         )
 
     def _predict_block(self, X, out):  # type: ignore[override]
         _norma_predict_many(
-            X, self._sv, self._coef, self._scalars, self._work, self._counts, self._hyper,
-            self._codes, out,
+            X, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            self._counts, self._hyper, self._codes, out,
         )
 
     def _scores(self, X: Any) -> np.ndarray:
@@ -554,8 +649,8 @@ class NORMAClassifier(_NORMA):
     Labels in {{-1, +1}} ({{0, 1}} accepted, 0 -> -1); ``predict_one`` returns
     sign(g(x)) in {{-1.0, +1.0}} with sign(0) = +1; ``decision_function`` /
     ``decision_function_one`` give g(x). Memory: (d + 2) tau + 3 values of
-    ``dtype`` plus 48 bytes, fixed at construction (d = 10, tau = 200: 19.2 KB
-    in float64). Truncation error: see :meth:`truncation_bound` (C = 1).
+    ``dtype`` plus 8 tau + 48 bytes, fixed at construction (d = 10,
+    tau = 200: 20.9 KB in float64). Truncation error: see :meth:`truncation_bound` (C = 1).
     """
 
     _task: ClassVar[str] = "classification"
@@ -623,6 +718,20 @@ class NORMAClassifier(_NORMA):
         score = self._learn_score(x, yv, y)
         return 1.0 if score >= 0.0 else -1.0
 
+    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
+        msg = super()._invalid_message(x, y, where)
+        try:
+            known = y in (-1, 0, 1)
+        except (TypeError, ValueError):
+            known = False
+        if known or "invalid target" in msg:
+            return msg
+        return msg.replace(
+            f"{where}: ",
+            f"{where}: invalid target label y={y!r} (expected -1/+1 or 0/1); ",
+        ).replace("; the update would overflow (input too large for the current state); "
+                  "scale the inputs", "")
+
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
         y = np.asarray(Y)
         if y.shape != (n,):
@@ -683,7 +792,7 @@ class NORMARegressor(_NORMA):
 
     Notes
     -----
-    Memory: (d + 2) tau + 3 values of ``dtype`` plus 48 bytes. Truncation
+    Memory: (d + 2) tau + 3 values of ``dtype`` plus 8 tau + 48 bytes. Truncation
     error: see :meth:`truncation_bound` (C = 1 for epsilon and Huber; the
     squared loss has no bounded derivative, so no bound holds a priori).
     """
@@ -727,7 +836,7 @@ class NORMARegressor(_NORMA):
             ("squared", False): SQUARED, ("epsilon", False): EPS, ("epsilon", True): EPS_NU,
             ("huber", False): HUBER, ("huber", True): HUBER_NU,
         }[(loss, nu is not None)]
-        self._rho0 = self.huber_sigma if loss == "huber" else self.epsilon
+        self._rho0 = {"squared": 0.0, "epsilon": self.epsilon, "huber": self.huber_sigma}[loss]
         self._finish_init(self.nu)
 
     @property
@@ -803,7 +912,7 @@ class NORMANovelty(_NORMA):
     ``predict_one(x)`` / ``predict_many`` / ``learn_one(x)`` / ``learn_many(X)``
     return the novelty flag: 1.0 when f(x) < rho (novel), 0.0 otherwise.
     ``score_one`` / ``score_many`` give f(x) - rho (negative = novel).
-    Memory: (d + 2) tau + 3 values of ``dtype`` plus 48 bytes. Truncation
+    Memory: (d + 2) tau + 3 values of ``dtype`` plus 8 tau + 48 bytes. Truncation
     error: see :meth:`truncation_bound` (C = 1).
     """
 

@@ -8,17 +8,22 @@ same run. JIT compilation always happens in ``setup()``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
 import numpy as np
+
+#: CI sets EDGEREG_BENCH_QUICK=1: one repeat per measurement, so that
+#: ``asv run --quick`` checks every benchmark runs without spending minutes.
+QUICK = os.environ.get("EDGEREG_BENCH_QUICK") == "1"
 
 
 def samples_per_second(fn: Callable[[], object], n_samples: int, repeat: int = 5,
                        reset: Callable[[], object] | None = None) -> float:
     """Best-of-``repeat`` throughput of ``fn`` processing ``n_samples`` samples."""
     best = float("inf")
-    for _ in range(repeat):
+    for _ in range(1 if QUICK else repeat):
         if reset is not None:
             reset()
         t0 = time.perf_counter()
