@@ -7,7 +7,10 @@ kernels that allocate nothing per step. See SPEC sections in each module.
 
 from ._base import OnlineModel, StateFileError, load
 from .dfop import DFOP, RLS
+from .mores import MORES, SOMOR, PARegressor
 from .norma import NORMAClassifier, NORMANovelty, NORMARegressor
+from .selective import SelectiveSampler  # issue 5: selective sampling (SPEC section 4)
+from .sparse_dfop import SparseDFOP
 
 __all__ = [
     "DFOP",
@@ -15,8 +18,13 @@ __all__ = [
     "NORMAClassifier",
     "NORMANovelty",
     "NORMARegressor",
+    "MORES",
+    "SOMOR",
+    "PARegressor",
     "OnlineModel",
     "StateFileError",
+    "SparseDFOP",
+    "SelectiveSampler",
     "load",
 ]
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ Routines
 --------
 ``set_identity(A)``
     A <- I.
-``congruence(U, M, out, tmp)``
+``congruence(U, M, out, tmp, Ut)``
     out <- U M U^T for symmetric M (exactly symmetric result).
 ``jacobi_eigh(A, V, tol, max_sweeps)``
     Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
@@ -54,36 +54,38 @@ def set_identity(A):
 
 
 @kernel
-def congruence(U, M, out, tmp):
+def congruence(U, M, out, tmp, Ut):
     """out <- U M U^T for a symmetric M, written exactly symmetric.
 
-    ``tmp`` (same shape as M) receives T = M U^T first (row axpys over the
-    contiguous rows of M, which vectorise); then out_ij = U_i . T_:j is formed
-    for i <= j only and mirrored, so out_ij == out_ji bit for bit.
-    Cost: 1.5 n^3 multiply-adds.
+    Two passes of row axpys over contiguous rows, which vectorise without
+    reassociating any sum: ``tmp`` <- U M (row j = sum_i U_ji M_i.), then
+    row i of ``out`` <- sum_k tmp_ik (U^T)_k. over the columns j >= i, with
+    U^T first copied into the scratch ``Ut``. The lower triangle is mirrored
+    from the upper one, so out_ij == out_ji bit for bit.
+    Cost: about 1.5 n^3 multiply-adds.
     """
     n = M.shape[0]
-    # tmp[k, j] = sum_i M[k, i] U[j, i]  = (M U^T)[k, j]
-    for k in range(n):
-        Mk = M[k]
-        Tk = tmp[k]
-        for j in range(n):
-            Uj = U[j]
-            acc = 0.0
-            for i in range(n):
-                acc += Mk[i] * Uj[i]
-            Tk[j] = acc
-    # out[i, j] = sum_k U[i, k] tmp[k, j]
+    for j in range(n):
+        Uj = U[j]
+        Tj = tmp[j]
+        for c in range(n):
+            Ut[c, j] = Uj[c]
+            Tj[c] = 0.0
+        for i in range(n):
+            u = Uj[i]
+            Mi = M[i]
+            for c in range(n):
+                Tj[c] += u * Mi[c]
     for i in range(n):
-        Ui = U[i]
+        Ti = tmp[i]
         Oi = out[i]
         for j in range(i, n):
             Oi[j] = 0.0
         for k in range(n):
-            uik = Ui[k]
-            Tk = tmp[k]
+            t = Ti[k]
+            Utk = Ut[k]
             for j in range(i, n):
-                Oi[j] += uik * Tk[j]
+                Oi[j] += t * Utk[j]
         for j in range(i + 1, n):
             out[j, i] = Oi[j]
 
@@ -148,9 +150,26 @@ def jacobi_eigh(A, V, tol, max_sweeps):
                 s = t * c
                 Ap = A[p]
                 Aq = A[q]
-                for k in range(n):
-                    if k == p or k == q:
-                        continue
+                # k != p, q, in three ranges (no branch in the loops)
+                for k in range(p):
+                    akp = Ap[k]
+                    akq = Aq[k]
+                    vp = c * akp - s * akq
+                    vq = s * akp + c * akq
+                    Ap[k] = vp
+                    Aq[k] = vq
+                    A[k, p] = vp
+                    A[k, q] = vq
+                for k in range(p + 1, q):
+                    akp = Ap[k]
+                    akq = Aq[k]
+                    vp = c * akp - s * akq
+                    vq = s * akp + c * akq
+                    Ap[k] = vp
+                    Aq[k] = vq
+                    A[k, p] = vp
+                    A[k, q] = vq
+                for k in range(q + 1, n):
                     akp = Ap[k]
                     akq = Aq[k]
                     vp = c * akp - s * akq

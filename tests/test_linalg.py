@@ -1,0 +1,140 @@
+"""The allocation-free linear algebra of edgereg._linalg against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edgereg._linalg import (
+    cholesky,
+    congruence,
+    jacobi_eigh,
+    orthonormalize_rows,
+    set_identity,
+    spd_inverse,
+)
+
+TOL = 64 * np.finfo(np.float64).eps
+
+
+def _sym(rng, n):
+    A = rng.normal(size=(n, n))
+    return (A + A.T) / 2
+
+
+def _orthogonal(rng, n):
+    q, r = np.linalg.qr(rng.normal(size=(n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def _check_eigh(A0, A, V):
+    n = A0.shape[0]
+    scale = np.linalg.norm(A0) + 1e-300
+    # A is diagonal, V orthonormal, and V^T diag V reproduces A0
+    off = A - np.diag(np.diag(A))
+    assert np.abs(off).max() <= 1e-13 * scale
+    np.testing.assert_allclose(V @ V.T, np.eye(n), atol=1e-13)
+    np.testing.assert_allclose(V.T @ np.diag(np.diag(A)) @ V, A0, atol=1e-12 * scale)
+    np.testing.assert_allclose(
+        np.sort(np.diag(A)), np.linalg.eigvalsh(A0), atol=1e-12 * scale
+    )
+    np.testing.assert_array_equal(A, A.T)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 24), seed=st.integers(0, 2**31 - 1))
+def test_jacobi_cold_start_matches_eigh(n, seed):
+    rng = np.random.default_rng(seed)
+    A0 = _sym(rng, n) * 10.0 ** rng.uniform(-5, 5)
+    A = A0.copy()
+    V = np.empty((n, n))
+    set_identity(V)
+    sweeps = jacobi_eigh(A, V, TOL, 50)
+    assert sweeps < 50
+    _check_eigh(A0, A, V)
+
+
+@pytest.mark.parametrize("n", [2, 7, 22])
+def test_jacobi_warm_start_from_previous_basis(n):
+    """Rotated into a neighbour's eigenbasis, fewer sweeps than from the identity."""
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(5 * n, n))
+    M_prev = X.T @ X
+    _, vecs = np.linalg.eigh(M_prev)
+    U = np.ascontiguousarray(vecs.T)  # rows = eigenvectors
+    x = rng.normal(size=n)
+    M = 0.99 * M_prev + np.outer(x, x)
+    A = np.empty((n, n))
+    congruence(U, M, A, np.empty((n, n)), np.empty((n, n)))
+    sweeps = jacobi_eigh(A, U, TOL, 50)
+    _check_eigh(M, A, U)
+    cold = jacobi_eigh(M.copy(), np.eye(n), TOL, 50)
+    assert 1 <= sweeps <= cold and (n <= 2 or sweeps < cold)
+
+
+def test_jacobi_rank_deficient_and_zero():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=9)
+    A0 = np.outer(x, x)
+    A, V = A0.copy(), np.eye(9)
+    jacobi_eigh(A, V, TOL, 50)
+    _check_eigh(A0, A, V)
+    Z, V = np.zeros((4, 4)), np.eye(4)
+    assert jacobi_eigh(Z, V, TOL, 50) == 0
+    np.testing.assert_array_equal(V, np.eye(4))
+
+
+def test_jacobi_repeated_eigenvalues():
+    rng = np.random.default_rng(2)
+    Q = _orthogonal(rng, 6)
+    A0 = Q @ np.diag([1.0, 1.0, 1.0, 2.0, 2.0, 5.0]) @ Q.T
+    A0 = (A0 + A0.T) / 2
+    A, V = A0.copy(), np.eye(6)
+    jacobi_eigh(A, V, TOL, 50)
+    _check_eigh(A0, A, V)
+
+
+def test_congruence_is_exactly_symmetric_and_correct():
+    rng = np.random.default_rng(3)
+    for n in (1, 3, 22):
+        M = _sym(rng, n)
+        U = rng.normal(size=(n, n))
+        out = np.empty((n, n))
+        congruence(U, M, out, np.empty((n, n)), np.empty((n, n)))
+        np.testing.assert_allclose(out, U @ M @ U.T, rtol=1e-12, atol=1e-12 * np.abs(M).max())
+        np.testing.assert_array_equal(out, out.T)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 2**31 - 1))
+def test_cholesky_and_inverse_match_numpy(n, seed):
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=(n, n))
+    A = B @ B.T + 0.1 * np.eye(n)
+    L = np.empty((n, n))
+    assert cholesky(A, L, 1e-300) == 0
+    np.testing.assert_allclose(L, np.linalg.cholesky(A), rtol=1e-10, atol=1e-12)
+    assert np.all(np.triu(L, 1) == 0.0)
+    inv = np.empty((n, n))
+    assert spd_inverse(A, inv, np.empty((n, n)), np.empty((n, n)), 1e-300) == 0
+    ref = np.linalg.inv(A)
+    np.testing.assert_allclose(inv, ref, rtol=1e-8, atol=1e-10 * np.abs(ref).max())
+    np.testing.assert_array_equal(inv, inv.T)
+
+
+def test_cholesky_clamps_indefinite_pivots():
+    A = np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3, -1
+    L = np.empty((2, 2))
+    assert cholesky(A, L, 1e-8) == 1
+    assert np.all(np.isfinite(L))
+
+
+def test_orthonormalize_rows_repairs_a_drifted_basis():
+    rng = np.random.default_rng(4)
+    Q = _orthogonal(rng, 10)
+    U = Q + 1e-7 * rng.normal(size=(10, 10))
+    orthonormalize_rows(U)
+    np.testing.assert_allclose(U @ U.T, np.eye(10), atol=1e-14)
+    np.testing.assert_allclose(U, Q, atol=1e-6)

@@ -1,0 +1,308 @@
+"""MORES, SOMOR and PA-I/II against the SPEC 5.1 objective and their references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edgereg import MORES, SOMOR, PARegressor
+
+
+def _stream(n, d, m, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, m))
+    return X, X @ W + 0.5 + noise * rng.normal(size=(n, m))
+
+
+def _spd(rng, m, low=0.2):
+    """A random SPD matrix with eigenvalues in [low, 1]."""
+    q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    M = q @ np.diag(rng.uniform(low, 1.0, size=m)) @ q.T
+    return (M + M.T) / 2
+
+
+def _rel(a, scale):
+    return np.abs(a).max() / scale
+
+
+# ------------------------------------------------------------------ one step
+def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, warm=True):
+    """Put a MORES model in a random state, learn one sample, return before/after."""
+    rng = np.random.default_rng(seed)
+    model = MORES(d, m, C=C, decay=mu, gamma=gamma, tau=tau, fit_intercept=False)
+    st_ = model._state
+    Xp = rng.normal(size=(3 * d, d))
+    st_.M[...] = Xp.T @ Xp
+    st_.N[...] = rng.normal(size=(d, m))
+    Yp = rng.normal(size=(3 * d, m))
+    st_.Q[...] = Yp.T @ Yp
+    st_.W[...] = rng.normal(size=(d, m))
+    S0, Om0 = _spd(rng, m), _spd(rng, m)
+    st_.S[...], st_.S_inv[...] = S0, np.linalg.inv(S0)
+    st_.Omega[...], st_.Omega_inv[...] = Om0, np.linalg.inv(Om0)
+    if warm:
+        st_.eigvec[...] = np.linalg.eigh(st_.M)[1].T
+    st_.counts[0] = 10
+    before = {k: np.array(v, copy=True) for k, v in st_._asdict().items()}
+    x, y = rng.normal(size=d), rng.normal(size=m)
+    pred = model.learn_one(x, y)
+    after = {k: np.array(v, copy=True) for k, v in st_._asdict().items()}
+    M = mu * before["M"] + np.outer(x, x)
+    N = mu * before["N"] + np.outer(x, y)
+    Q = mu * before["Q"] + np.outer(y, y)
+    return before, after, (M, N, Q), (x, y, pred), (C, gamma, tau)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("warm", [True, False])
+def test_each_substep_zeroes_its_gradient(seed, warm):
+    b, a, (M, N, Q), (x, y, pred), (C, gamma, tau) = _random_state_step(seed, warm=warm)
+    np.testing.assert_allclose(pred, b["W"].T @ x, rtol=1e-14)
+    np.testing.assert_allclose(a["M"], M, rtol=1e-14)
+    W, S, Om = a["W"], a["S"], a["Omega"]
+    W0, S0, Om0 = b["W"], b["S"], b["Omega"]
+    # W-step: gradient in W at (W_t, Omega_{t-1}, S_{t-1})
+    gW, _, _ = ref.mores_gradients(W, Om0, S0, W0, Om0, S0, M, N, Q, C, gamma, tau)
+    scale_w = np.abs(W0 @ Om0).max() + C * np.abs(N @ S0).max() + C * np.abs(M @ W @ S0).max()
+    assert _rel(gW, scale_w) < 1e-8
+    # S-step: gradient in S at (W_t, S_t) with S_{t-1}
+    _, gS, _ = ref.mores_gradients(W, Om0, S, W0, Om0, S0, M, N, Q, C, gamma, tau)
+    scale_s = (np.abs(ref.mores_E(W, M, N, Q)).max() * C
+               + (gamma + tau) * np.abs(np.linalg.inv(S)).max())
+    assert _rel(gS, scale_s) < 1e-8
+    # Omega-step: gradient in Omega at (W_t, Omega_t) with W_{t-1}, Omega_{t-1}
+    _, _, gO = ref.mores_gradients(W, Om, S, W0, Om0, S0, M, N, Q, C, gamma, tau)
+    scale_o = np.abs((W - W0).T @ (W - W0)).max() + (gamma + tau) * np.abs(np.linalg.inv(Om)).max()
+    assert _rel(gO, scale_o) < 1e-8
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_w_step_equals_kronecker_solve(seed):
+    b, a, (M, N, Q), _, (C, _, _) = _random_state_step(seed, d=4, m=3)
+    W_kron = ref.mores_w_step_kron(b["W"], b["Omega"], b["S"], M, N, C)
+    np.testing.assert_allclose(a["W"], W_kron, rtol=1e-9, atol=1e-10 * np.abs(W_kron).max())
+
+
+def test_objective_decreases_along_the_sweep():
+    """Each sub-step minimises the objective in its variable (literal evaluation)."""
+    b, a, (M, N, Q), _, (C, gamma, tau) = _random_state_step(7)
+    args = (b["W"], b["Omega"], b["S"], M, N, Q, C, gamma, tau)
+    f0 = ref.mores_objective(b["W"], b["Omega"], b["S"], *args)
+    f1 = ref.mores_objective(a["W"], b["Omega"], b["S"], *args)
+    f2 = ref.mores_objective(a["W"], b["Omega"], a["S"], *args)
+    f3 = ref.mores_objective(a["W"], a["Omega"], a["S"], *args)
+    assert f0 > f1 > f2 > f3
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # a perturbed W is never better than the W-step's
+        Wp = a["W"] + 1e-3 * rng.normal(size=a["W"].shape)
+        assert ref.mores_objective(Wp, b["Omega"], b["S"], *args) > f1
+
+
+# --------------------------------------------------------- whole stream
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"C": 1.0, "decay": 0.99},
+        {"C": 5.0, "decay": 1.0, "fit_intercept": False},
+        {"C": 0.5, "decay": 0.0, "gamma": 0.0, "tau": 2.0},
+        {"C": 3.0, "decay": 0.7, "gamma": 5.0, "tau": 1.0},
+    ],
+)
+def test_matches_full_reference_step_by_step(params):
+    d, m, n = 4, 3, 80
+    X, Y = _stream(n, d, m, seed=1)
+    model = MORES(d, m, **params)
+    mu = params["decay"]
+    refs = ref.mores_reference(
+        X, Y, C=params["C"], mu=mu, gamma=params.get("gamma", 1.0),
+        tau=params.get("tau", 100.0), fit_intercept=params.get("fit_intercept", True),
+    )
+    for t in range(n):
+        pred = model.learn_one(X[t], Y[t])
+        r = refs[t]
+        for got, want, name in [
+            (pred, r["yhat"], "yhat"),
+            (model.state.W, r["W"], "W"),
+            (model.state.S, r["S"], "S"),
+            (model.state.Omega, r["Omega"], "Omega"),
+            (model.state.M, r["M"], "M"),
+            (model.state.N, r["N"], "N"),
+            (model.state.Q, r["Q"], "Q"),
+        ]:
+            scale = np.abs(want).max() + 1e-300
+            assert np.abs(got - want).max() <= 1e-8 * scale, (t, name)
+
+
+def test_statistics_equal_weighted_sums_and_0_pow_0():
+    X, Y = _stream(30, 3, 2, seed=2)
+    for mu in (0.0, 0.5, 1.0):
+        model = MORES(3, 2, decay=mu)
+        Xa = ref.mores_augment(X, True)
+        for t in range(30):
+            model.learn_one(X[t], Y[t])
+            M, N, Q = ref.mores_statistics(Xa[: t + 1], Y[: t + 1], mu)
+            np.testing.assert_allclose(model.state.M, M, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(model.state.N, N, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(model.state.Q, Q, rtol=1e-12, atol=1e-12)
+        if mu == 0.0:  # current sample only
+            np.testing.assert_array_equal(model.state.M, np.outer(Xa[-1], Xa[-1]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    C=st.floats(1e-2, 1e2),
+    decay=st.floats(0.0, 1.0),
+    gamma=st.floats(0.0, 10.0),
+    tau=st.floats(1e-2, 1e3),
+    scale=st.floats(1e-2, 1e2),
+)
+def test_structures_stay_symmetric_with_eigenvalues_in_0_1(seed, C, decay, gamma, tau, scale):
+    X, Y = _stream(40, 3, 3, seed=seed % 1000)
+    model = MORES(3, 3, C=C, decay=decay, gamma=gamma, tau=tau)
+    for t in range(0, 40, 10):
+        model.learn_many(X[t : t + 10] * scale, Y[t : t + 10] * scale)
+        for A in (model.residual_structure_, model.output_structure_):
+            np.testing.assert_array_equal(A, A.T)
+            ev = np.linalg.eigvalsh(A)
+            assert ev.min() > 0.0 and ev.max() <= 1.0 + 1e-12, ev
+        U = model.state.eigvec
+        np.testing.assert_allclose(U @ U.T, np.eye(4), atol=1e-12)
+
+
+def test_eigenbasis_stays_orthonormal_over_a_long_stream():
+    X, Y = _stream(3000, 6, 2, seed=3)
+    model = MORES(6, 2, decay=0.995)
+    model.learn_many(X, Y)
+    U = model.state.eigvec
+    np.testing.assert_allclose(U @ U.T, np.eye(7), atol=1e-13)
+    M = model.state.M
+    rebuilt = U.T @ np.diag(model.state.eigval) @ U
+    np.testing.assert_allclose(rebuilt, M, atol=1e-11 * np.abs(M).max())
+
+
+def _mores_synthetic(n=500, seed=0):
+    try:
+        from edgereg.streams import mores_synthetic
+    except ImportError:  # pragma: no cover - streams.py not there yet
+        rng = np.random.default_rng(seed)
+        X = np.hstack([rng.normal(size=(n, 10)), np.ones((n, 1))])
+        w1, w2 = rng.normal(size=11), rng.normal(size=11)
+        W = np.column_stack([w1, w2, 0.5 * w1 + 0.5 * w2])
+        E = 0.1 * rng.normal(size=(n, 3))
+        E[:, 2] += 0.5 * E[:, 0] + 0.5 * E[:, 1]
+        return X, X @ W + E, W
+    return mores_synthetic(n, seed=seed)
+
+
+def test_synthetic_set_converges_and_learns_residual_correlation():
+    X, Y, W = _mores_synthetic(500, seed=0)
+    model = MORES(X.shape[1], 3, C=100.0, decay=0.99, fit_intercept=False)  # x has its 1
+    pred = model.learn_many(X, Y)
+    err = np.abs(model.coef_ - W).max()
+    assert err < 0.05, err
+    mae_end = np.abs(pred[-100:] - Y[-100:]).mean()
+    assert mae_end < 0.15, mae_end  # noise level: E|e| = 0.08 (outputs 1-2), 0.10 (output 3)
+    S = model.residual_structure_
+    # residuals r3 = 0.5 r1 + 0.5 r2 + e3: corr(r1, r3) = corr(r2, r3) = 0.41,
+    # r1 and r2 independent. S^-1 - I grows like the discounted residual
+    # covariance (S-step), so S, a precision-like weighting, has clearly
+    # negative (0, 2) and (1, 2) entries (the precision of the true covariance
+    # is [[1.25, .25, -.5], [.25, 1.25, -.5], [-.5, -.5, 1]]).
+    assert S[0, 2] < -0.05 and S[1, 2] < -0.05
+    K = np.linalg.inv(S) - np.eye(3)
+    corr = K / np.sqrt(np.outer(np.diag(K), np.diag(K)))
+    assert 0.3 < corr[0, 2] < 0.6 and 0.3 < corr[1, 2] < 0.6, corr
+    assert abs(corr[0, 1]) < 0.2, corr
+
+
+def test_mores_beats_independent_baselines_on_synthetic():
+    X, Y, _ = _mores_synthetic(500, seed=1)
+    mores = MORES(11, 3, C=100.0, fit_intercept=False).learn_many(X, Y)
+    somor = SOMOR(11, 3, epsilon=0.1, fit_intercept=False).learn_many(X, Y)
+    assert np.abs(mores - Y).mean() < np.abs(somor - Y).mean()
+
+
+def test_attributes_and_validation():
+    model = MORES(3, 2)
+    X, Y = _stream(20, 3, 2)
+    model.learn_many(X, Y)
+    np.testing.assert_array_equal(model.coef_, model.state.W[:3])
+    np.testing.assert_array_equal(model.intercept_, model.state.W[3])
+    np.testing.assert_allclose(model.predict_one(X[0]), model.coef_.T @ X[0] + model.intercept_)
+    assert MORES(3, 2, fit_intercept=False).intercept_.tolist() == [0.0, 0.0]
+    for bad in [dict(C=0.0), dict(decay=1.5), dict(decay=-0.1), dict(gamma=-1.0), dict(tau=0.0)]:
+        with pytest.raises(ValueError):
+            MORES(3, 2, **bad)
+    with pytest.raises(ValueError):
+        MORES(3, 0)
+    with pytest.raises(TypeError):
+        MORES(3, 2, fit_intercept="yes")
+    with pytest.raises(ValueError, match=r"\(2,\)"):
+        model.learn_one(X[0], Y[0, :1])
+
+
+def test_bad_sample_raises_before_any_write():
+    model = MORES(3, 2)
+    X, Y = _stream(20, 3, 2)
+    model.learn_many(X[:10], Y[:10])
+    before = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()
+              if not k.startswith("work")}
+    for x, y in [(X[10], np.array([np.inf, 0.0])), (np.array([1e200, 0.0, 0.0]), Y[10])]:
+        with pytest.raises(ValueError, match="sample"):
+            model.learn_one(x, y)
+        for k, v in before.items():
+            np.testing.assert_array_equal(getattr(model.state, k), v)
+
+
+# ------------------------------------------------------------ SOMOR and PA
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("epsilon", [0.0, 0.3])
+def test_somor_matches_closed_form_step_by_step(fit_intercept, epsilon):
+    X, Y = _stream(60, 4, 3, seed=5, noise=0.3)
+    model = SOMOR(4, 3, epsilon=epsilon, fit_intercept=fit_intercept)
+    Ws, preds = ref.somor_reference(X, Y, epsilon, fit_intercept)
+    for t in range(60):
+        p = model.learn_one(X[t], Y[t])
+        np.testing.assert_allclose(p, preds[t], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(model.state.W, Ws[t], rtol=1e-12, atol=1e-12)
+        if epsilon > 0 and np.linalg.norm(Y[t] - preds[t]) > epsilon:
+            # the projection lands on the constraint boundary
+            xa = ref.mores_augment(X[t : t + 1], fit_intercept)[0]
+            assert np.isclose(np.linalg.norm(Y[t] - model.state.W.T @ xa), epsilon)
+
+
+@pytest.mark.parametrize("variant", ["I", "II"])
+@pytest.mark.parametrize("n_outputs", [None, 3])
+def test_pa_matches_closed_form_step_by_step(variant, n_outputs):
+    X, Y = _stream(60, 4, 3, seed=6, noise=0.3)
+    Yt = Y[:, 0] if n_outputs is None else Y
+    model = PARegressor(4, n_outputs, variant=variant, C=0.05, epsilon=0.1)
+    Ws, preds = ref.pa_reference(X, Yt, variant, 0.05, 0.1)
+    for t in range(60):
+        p = model.learn_one(X[t], Yt[t])
+        if n_outputs is None:
+            assert isinstance(p, float)
+            p = np.array([p])
+        np.testing.assert_allclose(p, preds[t], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(model.state.W, Ws[t], rtol=1e-12, atol=1e-12)
+    block = PARegressor(4, n_outputs, variant=variant, C=0.05, epsilon=0.1).learn_many(X, Yt)
+    assert block.shape == Yt.shape
+    np.testing.assert_allclose(block.reshape(60, -1), preds, rtol=1e-12, atol=1e-12)
+
+
+def test_pa_scalar_mode_shapes_and_validation():
+    model = PARegressor(3)
+    assert model._task == "regression" and PARegressor(3, 2)._task == "multioutput"
+    X, Y = _stream(10, 3, 1)
+    model.learn_many(X, Y[:, 0])
+    assert model.coef_.shape == (3,) and isinstance(model.intercept_, float)
+    assert model.predict_many(X).shape == (10,)
+    with pytest.raises(ValueError, match="variant"):
+        PARegressor(3, variant="III")
+    with pytest.raises(ValueError, match=r"shape \(10,\)"):
+        model.learn_many(X, Y)

@@ -1,0 +1,229 @@
+"""SelectiveSampler (SPEC.md section 4): reference, protocol and detection checks.
+
+The contract and allocation tests of every model run on it automatically;
+here: the kernels against ``reference.selective_reference`` after every step
+(A^{-1} by Sherman-Morrison against the directly inverted matrix), the
+protocol paths against each other bit for bit, no allocation per step in
+``process_many``, and small versions of the statistical claims (the full ones
+are in examples/selective_evaluation.py).
+
+Reference runs use kappa != 0.5: with kappa = 0.5 the round t = 4 of an epoch
+with A = I is an exact tie r_t = 1/2 = 4^-1/2 that rounding decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba.core.runtime import _nrt_python, rtsys
+from reference import selective_reference
+
+from edgereg import SelectiveSampler
+from edgereg.streams import switch_stream
+
+REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3)
+
+
+def _check_step(m: SelectiveSampler, ref: dict, s: int) -> None:
+    np.testing.assert_allclose(m.state.P, ref["Ainv"][s], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.coef_, ref["w"][s], rtol=1e-8, atol=1e-10)
+    # P is kept exactly symmetric by the u u^T form of the update.
+    np.testing.assert_array_equal(m.state.P, m.state.P.T)
+
+
+@pytest.mark.parametrize("switch_at", [1000, [800, 1600]])
+def test_process_matches_reference_after_every_step(switch_at):
+    d = 2 if switch_at == 1000 else 3
+    n = 2000 if d == 2 else 2400
+    out = switch_stream(n, d, switch_at=switch_at, distance=2.0, seed=1)
+    X, y = out[0], out[1]
+    ref = selective_reference(X, y, **REF)
+    assert ref["switched"].any() and 0 < ref["bbq"].sum() < ref["queried"].sum() < n
+    m = SelectiveSampler(d, **REF)
+    asked_rows = []
+    for s in range(n):
+        pred, q = m.process_one(X[s], lambda s=s: asked_rows.append(s) or y[s])
+        assert pred == ref["prediction"][s]
+        assert q == ref["queried"][s]
+        _check_step(m, ref, s)
+    assert asked_rows == list(np.flatnonzero(ref["queried"]))  # oracle called only if queried
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+    assert m.n_queries_ == ref["queried"].sum()
+    assert m.n_queries_ - m.n_demo_queries_ == ref["bbq"].sum()
+
+
+def test_learn_matches_reference_after_every_step():
+    X, y, _, _ = switch_stream(1600, 2, switch_at=800, distance=2.0, seed=4)
+    kw = {**REF, "window0": 60}
+    ref = selective_reference(X, y, forced=True, **kw)
+    assert ref["switched"].any()
+    m = SelectiveSampler(2, **kw)
+    for s in range(len(X)):
+        assert m.learn_one(X[s], y[s]) == ref["prediction"][s]
+        _check_step(m, ref, s)
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+
+
+def test_margin_identities_of_the_docstring():
+    # r_t = r'/(1+r') and sign(w_t^T x) = sign(w_{t-1}^T x): the reference
+    # computes w_t^T x with A_t including x x^T, the model predicts from w_{t-1}.
+    X, y, _, _ = switch_stream(300, 4, seed=2)
+    ref = selective_reference(X, y, forced=True, detect_switch=False)
+    m = SelectiveSampler(4, detect_switch=False)
+    for s in range(len(X)):
+        P, w, x = m.state.P.copy(), m.coef_, X[s] / np.linalg.norm(X[s])
+        rp = x @ P @ x
+        assert ref["r"][s] == pytest.approx(rp / (1 + rp), rel=1e-12)
+        assert ref["margin"][s] == pytest.approx((w @ x) / (1 + rp), rel=1e-9, abs=1e-12)
+        m.learn_one(X[s], y[s])
+
+
+def test_process_one_loop_equals_process_many_bit_for_bit():
+    X, y, _ = switch_stream(3000, 3, switch_at=[1000, 2000], distance=2.0, seed=5)
+    a, b = SelectiveSampler(3, **REF), SelectiveSampler(3, **REF)
+    loop = [a.process_one(X[s], lambda s=s: y[s]) for s in range(len(X))]
+    pred, asked = b.process_many(X, y)
+    np.testing.assert_array_equal([p for p, _ in loop], pred)
+    np.testing.assert_array_equal([q for _, q in loop], asked)
+    for k, v in a.state._asdict().items():
+        if not k.startswith("work"):
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+    assert a.n_switches_ >= 1
+
+
+def test_unqueried_labels_are_never_read():
+    X, y, _, _ = switch_stream(2000, 3, seed=6)
+    m = SelectiveSampler(3)
+    _, asked = m.process_many(X, y)
+    hidden = np.where(asked, y, np.nan)  # unknown labels as NaN
+    m2 = SelectiveSampler(3)
+    pred2, asked2 = m2.process_many(X, hidden)
+    np.testing.assert_array_equal(asked, asked2)
+    assert m2.n_queries_ == asked.sum() < len(X)
+
+
+def test_nan_in_queried_label_names_the_row_and_keeps_rows_before():
+    X, y, _, _ = switch_stream(500, 3, seed=7)
+    probe = SelectiveSampler(3)
+    _, asked = probe.process_many(X, y)
+    bad = int(np.flatnonzero(asked)[5])
+    ybad = y.copy()
+    ybad[bad] = np.nan
+    a, b = SelectiveSampler(3), SelectiveSampler(3)
+    with pytest.raises(ValueError, match=f"row {bad}"):
+        a.process_many(X, ybad)
+    b.process_many(X[:bad], y[:bad])
+    for k, v in a.state._asdict().items():
+        if not k.startswith("work"):
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+    c = SelectiveSampler(3, on_invalid="skip")
+    c.process_many(X, ybad)
+    assert c.n_skipped_ == 1 and c.n_seen_ == len(X) - 1
+
+
+def test_should_query_agrees_with_process_and_changes_nothing():
+    X, y, _, _ = switch_stream(400, 3, seed=8)
+    m = SelectiveSampler(3, kappa=0.7)
+    for s in range(len(X)):
+        before = m.state.P.copy(), m.state.counts.copy()
+        q = m.should_query(X[s])
+        np.testing.assert_array_equal(before[0], m.state.P)
+        np.testing.assert_array_equal(before[1], m.state.counts)
+        assert m.process_one(X[s], lambda s=s: y[s])[1] == q
+
+
+def test_normalize_scales_inside_the_kernel():
+    X, y, _, _ = switch_stream(300, 3, seed=9)
+    scale = np.exp(np.random.default_rng(0).uniform(-200, 200, size=(300, 1)))  # 1e-87..1e87
+    a, b = SelectiveSampler(3), SelectiveSampler(3)
+    np.testing.assert_array_equal(a.process_many(X, y)[1], b.process_many(X * scale, y)[1])
+    np.testing.assert_allclose(a.state.P, b.state.P, rtol=1e-12)
+    m = SelectiveSampler(3)
+    assert m.learn_one(np.zeros(3), 1) == 1.0  # x = 0 stays 0: nothing learnt
+    np.testing.assert_array_equal(m.state.P, np.eye(3))
+
+
+def test_process_many_allocates_nothing_per_step():
+    X, y, _, _ = switch_stream(10_000, 3, switch_at=5000, distance=2.0, seed=1)
+    m = SelectiveSampler(3, **REF)
+    m.process_many(X[:10], y[:10])
+    _nrt_python.memsys_enable_stats()
+    try:
+        def allocs(n):
+            before = rtsys.get_allocation_stats()
+            m.process_many(X[:n], y[:n])
+            after = rtsys.get_allocation_stats()
+            return after.alloc - before.alloc, after.free - before.free
+
+        small, large = allocs(10), allocs(10_000)
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert m.n_switches_ >= 1 and m.n_demo_rebuilds_ > 10  # every path ran
+    assert small == large and large[0] == large[1], (small, large)
+
+
+def test_switch_record_is_fixed_memory_and_ordered():
+    # Distance 2 switches every 1500 rounds, all labels: about 99 detections.
+    at = list(range(1500, 150_000, 1500))
+    X, y, _ = switch_stream(150_000, 2, switch_at=at, distance=2.0, seed=3)
+    m = SelectiveSampler(2, window0=60, window_max=300, delta=0.5, rebuild_every=3)
+    nbytes = m.nbytes()
+    m.learn_many(X, y)
+    assert m.nbytes() == nbytes
+    assert m.n_switches_ > 64
+    sw = m.switches_
+    assert sw.shape == (64,) and np.all(np.diff(sw) > 0)
+
+
+def test_no_false_alarm_on_stationary_streams():
+    # Small version of the evaluation: P(any false switch) <= 2 delta per
+    # stream by the union bound; the test is far more conservative than
+    # that, so none is expected on 5 streams of 2e4 rounds.
+    alarms = 0
+    for seed in range(5):
+        X, y, _, _ = switch_stream(20_000, 5, switch_at=20_000, seed=seed)
+        m = SelectiveSampler(5)
+        m.process_many(X, y)
+        alarms += m.n_switches_
+    assert alarms == 0
+
+
+def test_switch_detected_quickly_and_helps_accuracy():
+    # Distance 2 (v = -u): detected within 2 rebuild cycles (2 * K * L_t
+    # = 2 * 4 * (50 + 141) = 1528 rounds at t = 2e4); plain BBQ keeps
+    # predicting the old concept for far longer.
+    n, at = 40_000, 20_000
+    delays, gains = [], []
+    for seed in range(3):
+        X, y, u, v = switch_stream(n, 3, switch_at=at, distance=2.0, seed=seed)
+        det, plain = SelectiveSampler(3), SelectiveSampler(3, detect_switch=False)
+        pd, _ = det.process_many(X, y)
+        pp, _ = plain.process_many(X, y)
+        after = det.switches_[det.switches_ >= at]
+        assert det.switches_[det.switches_ < at].size == 0
+        delays.append(after[0] - at)
+        bayes = np.where(X[at:] @ v >= 0, 1.0, -1.0)
+        gains.append(np.mean(pd[at:] == bayes) - np.mean(pp[at:] == bayes))
+    assert max(delays) <= 1528, delays
+    assert min(gains) > 0.3, gains
+
+
+def test_queries_grow_sublinearly_without_detection():
+    X, y, _, _ = switch_stream(40_000, 3, switch_at=40_000, seed=11)
+    counts = []
+    m = SelectiveSampler(3, kappa=0.5, detect_switch=False)
+    for k in range(4):
+        m.process_many(X[k * 10_000:(k + 1) * 10_000], y[k * 10_000:(k + 1) * 10_000])
+        counts.append(m.n_queries_)
+    slope = np.polyfit(np.log([1e4, 2e4, 3e4, 4e4]), np.log(counts), 1)[0]
+    # BBQ: O(d T^kappa ln T) labels; the log factor lifts the local slope a bit.
+    assert slope < 0.75, (slope, counts)
+
+
+def test_bad_parameters_are_explained():
+    with pytest.raises(ValueError, match="kappa"):
+        SelectiveSampler(3, kappa=1.0)
+    with pytest.raises(ValueError, match="window_max"):
+        SelectiveSampler(3, window0=100, window_max=50)
+    with pytest.raises(TypeError, match="detect_switch"):
+        SelectiveSampler(3, detect_switch="yes")
