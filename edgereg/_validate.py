@@ -81,7 +81,8 @@ def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{what} must be numeric array-like, got {type(value).__name__}") from exc
+            got = type(value).__name__
+            raise TypeError(f"{what} must be numeric array-like, got {got}") from exc
     if arr.dtype.kind not in _NUMERIC_KINDS:
         raise TypeError(
             f"{what} must hold real numbers (bool, int or float); got dtype {arr.dtype}"
@@ -113,7 +114,9 @@ def as_targets(y: Any, n_samples: int, dtype: np.dtype, what: str = "y") -> np.n
     """A block of scalar targets as a C-contiguous 1-D array of length ``n_samples``."""
     arr = _as_numeric_array(y, what, dtype)
     if arr.shape != (n_samples,):
-        raise ValueError(f"{what} must be a 1-D array of shape ({n_samples},), got shape {arr.shape}")
+        raise ValueError(
+            f"{what} must be a 1-D array of shape ({n_samples},), got shape {arr.shape}"
+        )
     return arr
 
 

@@ -10,7 +10,8 @@ import pytest
 
 #: The shared real datasets (next to the repository in CI); tests that need
 #: them skip when they are absent.
-SHARED_DATA = Path(os.environ.get("EDGEREG_DATA_ROOT", Path(__file__).resolve().parents[2] / "shared" / "data"))
+_DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("EDGEREG_DATA_ROOT", _DEFAULT_DATA))
 
 
 @pytest.fixture

@@ -63,7 +63,9 @@ def dfop_closed_form(
     return W
 
 
-def textbook_rls(X: np.ndarray, y: np.ndarray, lam: float, p0: float) -> tuple[np.ndarray, np.ndarray]:
+def textbook_rls(
+    X: np.ndarray, y: np.ndarray, lam: float, p0: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The textbook forgetting-RLS update, P <- (P - k (Px)^T) / lambda, as printed.
 
     Kept as the control of the robustness tests: it loses symmetry in

@@ -1,0 +1,449 @@
+"""``edgereg`` command line: demo, stream, bench, warmup.
+
+``edgereg demo``
+    The README's main job: DFOP, RLS and a NORMA classifier learn the bundled
+    Electricity stream and a SEA stream prequentially; prints accuracy and
+    samples/s and, when matplotlib is installed, plots prequential accuracy.
+``edgereg stream MODEL``
+    Reads CSV rows from a file or stdin as they arrive, prints one prequential
+    prediction per row, checkpoints the state atomically, never dies on a bad
+    row (it is reported on stderr and skipped).
+``edgereg bench [--quick]``
+    Samples/s of every model on this machine, one table.
+``edgereg warmup``
+    Compiles every kernel into numba's on-disk cache (for deployment images).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TextIO
+
+import numpy as np
+
+# ----------------------------------------------------------------- progress
+
+
+class Progress:
+    """A minimal progress bar on stderr, silent when stderr is not a terminal."""
+
+    def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
+        self.total, self.label = total, label
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.done = 0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if self.enabled:
+            frac = min(1.0, self.done / max(1, self.total))
+            bar = "#" * int(30 * frac)
+            self.stream.write(f"\r{self.label:<28} [{bar:<30}] {100 * frac:5.1f}%")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 70 + "\r")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------- demo
+
+
+def _with_bias(X: np.ndarray) -> np.ndarray:
+    """Append a constant-1 input so linear models learn an intercept."""
+    return np.ascontiguousarray(np.hstack([X, np.ones((X.shape[0], 1))]))
+
+
+def _demo_streams(n: int | None) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    from . import datasets, streams
+
+    elec = datasets.load("elec2")
+    X, y = elec.X, elec.y
+    if n is not None:
+        X, y = X[:n], y[:n]
+    Xs, ys, _ = streams.sea(n_samples=n or 50_000, seed=1)
+    # SEA inputs live in [0, 10]: centre and scale them like the normalised Electricity.
+    return [("electricity", _with_bias(X), y), ("sea", _with_bias((Xs - 5.0) / 5.0), ys)]
+
+
+def _demo_models(d: int) -> dict[str, Any]:
+    from . import DFOP, RLS, NORMAClassifier
+
+    return {
+        "DFOP (mu=0.01)": DFOP(d, 0.01, task="classification"),
+        "RLS": RLS(d, task="classification"),
+        "NORMA (rbf, budget 200)": NORMAClassifier(
+            d, budget=200, gamma=1.0, learning_rate=0.2, regularization=0.01, margin=1.0
+        ),
+    }
+
+
+def run_demo(n: int | None = None, plot: str | None = "edgereg-demo.png") -> list[dict[str, Any]]:
+    """Run the demo, print its table, return its rows."""
+    from .metrics import windowed_accuracy
+
+    rows: list[dict[str, Any]] = []
+    curves: dict[str, dict[str, np.ndarray]] = {}
+    streams = _demo_streams(n)
+    progress = Progress(len(streams) * 3, "edgereg demo")
+    for name, X, y in streams:
+        curves[name] = {}
+        for model_name, model in _demo_models(X.shape[1]).items():
+            model.learn_many(X[:2], y[:2])  # compile outside the timing
+            model.reset()
+            t0 = time.perf_counter()
+            pred = model.learn_many(X, y)
+            elapsed = time.perf_counter() - t0
+            hits = pred == y
+            rows.append(
+                {
+                    "stream": name,
+                    "model": model_name,
+                    "samples": len(y),
+                    "accuracy": float(hits.mean()),
+                    "samples_per_s": len(y) / elapsed,
+                }
+            )
+            curves[name][model_name] = windowed_accuracy(y, pred, min(1000, len(y)))
+            progress.advance()
+    progress.close()
+    print("Prequential (test-then-train) accuracy on bundled Electricity and a SEA stream")
+    print(f"{'stream':<12} {'model':<26} {'samples':>8} {'accuracy':>9} {'samples/s':>12}")
+    for r in rows:
+        print(
+            f"{r['stream']:<12} {r['model']:<26} {r['samples']:>8} {r['accuracy']:>9.4f} "
+            f"{r['samples_per_s']:>12,.0f}"
+        )
+    if plot:
+        _plot_demo(curves, plot)
+    return rows
+
+
+def _plot_demo(curves: dict[str, dict[str, np.ndarray]], path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot; pip install 'edgereg[plot]')")
+        return
+    fig, axes = plt.subplots(len(curves), 1, figsize=(9, 3.2 * len(curves)), squeeze=False)
+    for ax, (name, by_model) in zip(axes[:, 0], curves.items(), strict=True):
+        for model_name, acc in by_model.items():
+            ax.plot(acc, label=model_name, lw=1)
+        ax.set_title(f"{name}: prequential accuracy (window 1000)")
+        ax.set_xlabel("sample")
+        ax.set_ylim(0.4, 1.0)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"wrote plot to {os.path.abspath(path)}")
+
+
+# ------------------------------------------------------------------- stream
+
+MODEL_NAMES: dict[str, str] = {
+    "dfop": "DFOP",
+    "rls": "RLS",
+    "norma-classifier": "NORMAClassifier",
+    "norma-regressor": "NORMARegressor",
+    "norma-novelty": "NORMANovelty",
+    "sparse-dfop": "SparseDFOP",
+    "selective": "SelectiveSampler",
+    "pa": "PARegressor",
+}
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text in ("true", "True"):
+        return True
+    if text in ("false", "False"):
+        return False
+    return text
+
+
+def _parse_params(items: Iterable[str]) -> dict[str, Any]:
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"edgereg: --param expects key=value, got {item!r}")
+        params[key.strip()] = _parse_value(value.strip())
+    return params
+
+
+def _lines(source: TextIO) -> Iterator[str]:
+    # readline, not iteration: a pipe's rows are handled as they arrive.
+    while True:
+        line = source.readline()
+        if not line:
+            return
+        yield line
+
+
+class _Checkpointer:
+    def __init__(self, path: str | None, every: int) -> None:
+        self.path, self.every = path, every
+        self.since = 0
+
+    def tick(self, model: Any) -> None:
+        self.since += 1
+        if self.path and self.since >= self.every:
+            self.save(model)
+
+    def save(self, model: Any) -> None:
+        if self.path and model is not None:
+            model.save(self.path)
+            self.since = 0
+
+
+def run_stream(
+    model_name: str,
+    params: dict[str, Any],
+    source: TextIO,
+    out: TextIO,
+    err: TextIO,
+    *,
+    target: int = -1,
+    state: str | None = None,
+    checkpoint_every: int = 1000,
+    delimiter: str = ",",
+    skip_header: bool = False,
+) -> dict[str, int]:
+    """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped."""
+    import edgereg
+
+    if model_name not in MODEL_NAMES:
+        raise SystemExit(
+            f"edgereg: unknown model {model_name!r}; choose from {', '.join(MODEL_NAMES)}"
+        )
+    cls = getattr(edgereg, MODEL_NAMES[model_name])
+    unsupervised = getattr(cls, "_task", None) == "novelty"
+    model = None
+    if state and os.path.exists(state):
+        model = edgereg.load(state)
+        if type(model) is not cls:
+            held = type(model).__name__
+            raise SystemExit(f"edgereg: {state} holds a {held}, not a {cls.__name__}")
+        err.write(f"resumed from {state} after {model.n_seen_} samples\n")
+    checkpoint = _Checkpointer(state, checkpoint_every)
+    counts = {"learnt": 0, "predicted": 0, "skipped": 0}
+    stop = {"now": False}
+
+    def on_term(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    old = signal.signal(signal.SIGTERM, on_term) if state else None
+    try:
+        for lineno, line in enumerate(_lines(source), start=1):
+            if stop["now"]:
+                break
+            text = line.strip()
+            if not text or (skip_header and lineno == 1):
+                continue
+            cells = [c.strip() for c in text.split(delimiter)]
+            try:
+                if unsupervised:
+                    x_cells, y_cell = cells, None
+                else:
+                    t = target if target >= 0 else len(cells) + target
+                    if not 0 <= t < len(cells):
+                        raise ValueError(f"no target column {target}")
+                    y_cell = cells[t]
+                    x_cells = cells[:t] + cells[t + 1 :]
+                x = np.array([float(c) for c in x_cells])
+                if model is None:
+                    model = cls(len(x), **params)
+                    err.write(f"started {model!r}\n")
+                if not np.all(np.isfinite(x)):
+                    raise ValueError("non-finite input")
+                if y_cell is None:
+                    yhat = model.learn_one(x)
+                    counts["learnt"] += 1
+                elif y_cell == "":
+                    yhat = model.predict_one(x)  # no label yet: predict only
+                    counts["predicted"] += 1
+                else:
+                    y = float(y_cell)
+                    if not math.isfinite(y):
+                        raise ValueError("non-finite target")
+                    yhat = model.learn_one(x, y)
+                    counts["learnt"] += 1
+            except (ValueError, TypeError) as exc:
+                counts["skipped"] += 1
+                err.write(f"line {lineno}: skipped ({exc})\n")
+                out.write("nan\n")
+                out.flush()
+                continue
+            out.write(f"{float(np.asarray(yhat).reshape(-1)[0]):.10g}\n")
+            out.flush()
+            if counts["learnt"]:
+                checkpoint.tick(model)
+    finally:
+        checkpoint.save(model)
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    if counts["skipped"]:
+        err.write(f"{counts['skipped']} rows skipped for bad values\n")
+    return counts
+
+
+# -------------------------------------------------------------- bench/warmup
+
+
+def _model_factories() -> list[tuple[str, Callable[[], Any], str]]:
+    import edgereg
+
+    return [
+        ("DFOP d=10", lambda: edgereg.DFOP(10), "regression"),
+        ("DFOP d=50", lambda: edgereg.DFOP(50), "regression"),
+        ("DFOP d=200", lambda: edgereg.DFOP(200), "regression"),
+        ("RLS d=10", lambda: edgereg.RLS(10), "regression"),
+        ("SparseDFOP D=1e5 d=100", lambda: edgereg.SparseDFOP(100_000, 100), "sparse"),
+        ("NORMA rbf d=10 budget=200", lambda: edgereg.NORMARegressor(10), "regression"),
+        ("SelectiveSampler d=10", lambda: edgereg.SelectiveSampler(10), "classification"),
+        ("MORES d=21 m=7", lambda: edgereg.MORES(21, 7), "multioutput"),
+        ("SOMOR d=21 m=7", lambda: edgereg.SOMOR(21, 7), "multioutput"),
+        ("PA-I d=10", lambda: edgereg.PARegressor(10), "regression"),
+    ]
+
+
+def _bench_data(model: Any, kind: str, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
+    if kind == "sparse":
+        import scipy.sparse as sp
+
+        X = sp.random(n, model.n_features, density=10 / model.n_features, format="csr", rng=rng)
+        return X, rng.normal(size=n)
+    X = rng.normal(size=(n, model.n_features))
+    if kind == "multioutput":
+        return X, rng.normal(size=(n, model.n_outputs))
+    if kind == "classification":
+        return X, np.where(X[:, 0] > 0, 1.0, -1.0)
+    return X, X @ rng.normal(size=model.n_features) + 0.1 * rng.normal(size=n)
+
+
+def run_bench(quick: bool = False) -> list[tuple[str, float]]:
+    """Samples/s of every model (best of a few learn_many calls) on this machine."""
+    rng = np.random.default_rng(0)
+    budget = 0.05 if quick else 0.5  # seconds of work per model
+    results = []
+    factories = _model_factories()
+    progress = Progress(len(factories), "edgereg bench")
+    for name, make, kind in factories:
+        model = make()
+        X, y = _bench_data(model, kind, 64, rng)
+        model.learn_many(X, y)
+        t0 = time.perf_counter()
+        model.learn_many(X, y)
+        per_sample = max((time.perf_counter() - t0) / 64, 1e-9)
+        n = int(min(max(budget / per_sample, 100), 2_000_000))
+        X, y = _bench_data(model, kind, n, rng)
+        best = float("inf")
+        for _ in range(1 if quick else 3):
+            model.reset()
+            t0 = time.perf_counter()
+            model.learn_many(X, y)
+            best = min(best, time.perf_counter() - t0)
+        results.append((name, n / best))
+        progress.advance()
+    progress.close()
+    print(f"{'model':<28} {'learn_many samples/s':>22}")
+    for name, rate in results:
+        print(f"{name:<28} {rate:>22,.0f}")
+    return results
+
+
+def warmup() -> float:
+    """Compile every model's kernels (float64 and float32) into the on-disk cache."""
+    from .datasets import BUNDLED  # noqa: F401  (import cost paid here, not later)
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for _, make, kind in _model_factories():
+        proto = make()
+        params = proto.get_params()
+        params["n_features"] = min(proto.n_features, 8) if kind != "sparse" else 1000
+        for dtype in ("float64", "float32"):
+            model = type(proto)(**{**params, "dtype": dtype})
+            X, y = _bench_data(model, kind, 4, rng)
+            model.learn_many(X, y)
+            model.predict_many(X)
+            x0 = X[0] if kind != "sparse" else X[0].toarray().ravel()
+            model.predict_one(x0)
+            model.learn_one(x0, y[0])
+    elapsed = time.perf_counter() - t0
+    cache = os.environ.get("NUMBA_CACHE_DIR", "the package's __pycache__ directories")
+    print(f"compiled and cached every kernel in {elapsed:.1f} s (cache: {cache})")
+    return elapsed
+
+
+# --------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="edgereg", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="prequential demo on bundled data (the README's main job)")
+    p.add_argument("--n", type=int, default=None, help="cap each stream at N samples")
+    p.add_argument("--plot", default="edgereg-demo.png", help="PNG path (needs matplotlib)")
+    p.add_argument("--no-plot", action="store_true")
+
+    p = sub.add_parser("stream", help="learn from CSV rows on stdin or a file, as they arrive")
+    p.add_argument("model", help=f"one of: {', '.join(MODEL_NAMES)}")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="model hyper-parameter, e.g. --param forgetting=0.02 (repeatable)")
+    p.add_argument("--target", type=int, default=-1,
+                   help="target column index (default: last); an empty cell = predict only")
+    p.add_argument("--input", default="-", help="CSV file, or - for stdin (default)")
+    p.add_argument("--state", default=None,
+                   help="state file: resumed if present, checkpointed atomically")
+    p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
+    p.add_argument("--delimiter", default=",")
+    p.add_argument("--header", action="store_true", help="skip the first line")
+
+    p = sub.add_parser("bench", help="samples/s of every model on this machine")
+    p.add_argument("--quick", action="store_true")
+
+    sub.add_parser("warmup", help="compile every kernel into the on-disk cache")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        run_demo(args.n, None if args.no_plot else args.plot)
+    elif args.command == "stream":
+        source = sys.stdin if args.input == "-" else open(args.input)  # noqa: SIM115
+        try:
+            run_stream(
+                args.model, _parse_params(args.param), source, sys.stdout, sys.stderr,
+                target=args.target, state=args.state, checkpoint_every=args.checkpoint_every,
+                delimiter=args.delimiter, skip_header=args.header,
+            )
+        finally:
+            if source is not sys.stdin:
+                source.close()
+    elif args.command == "bench":
+        run_bench(args.quick)
+    elif args.command == "warmup":
+        warmup()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
