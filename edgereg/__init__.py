@@ -7,6 +7,7 @@ kernels that allocate nothing per step. See SPEC sections in each module.
 
 from ._base import OnlineModel, StateFileError, load
 from .dfop import DFOP, RLS
+from .fleet import Fleet
 from .mores import MORES, SOMOR, PARegressor
 from .norma import NORMAClassifier, NORMANovelty, NORMARegressor
 from .selective import SelectiveSampler  # issue 5: selective sampling (SPEC section 4)
@@ -14,6 +15,7 @@ from .sparse_dfop import SparseDFOP
 
 __all__ = [
     "DFOP",
+    "Fleet",
     "RLS",
     "NORMAClassifier",
     "NORMANovelty",

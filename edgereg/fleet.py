@@ -1,0 +1,614 @@
+"""Fleet: K independent DFOP models of one configuration, updated in one call.
+
+A gateway that serves many sensors (one model per sensor: a soft sensor per
+machine, a calibration per probe) would otherwise pay one Python dispatch per
+model per call. :class:`Fleet` stacks the state of K :class:`~edgereg.DFOP`
+models of the same configuration into contiguous arrays
+
+    W (K, d),  P (K, d, d),  scratch (K, d) x 3,  counters (K, 4), (K, 1)
+
+and updates all of them from one call of a numba kernel that runs
+``prange`` over the models. Each model runs *the DFOP kernels themselves*
+(``dfop._dfop_learn_many`` / ``dfop._dfop_learn_one`` on the model's slices,
+which are views inside njit), so a fleet is bit for bit the same as K separate
+:class:`~edgereg.DFOP` objects fed the same rows (SPEC.md section 1; tested),
+and nothing is allocated per step.
+
+Staleness guard: numba's on-disk cache only watches the source file of the
+function it compiles, but the fleet kernels inline code from ``dfop.py``. The
+cache index stamp of each fleet kernel is therefore extended with the hash of
+``dfop.py`` (see ``_depend_on_dfop``), so editing ``dfop.py`` recompiles the
+fleet kernels instead of silently reusing the old arithmetic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from . import dfop as _dfop_module
+from ._base import StateFileError
+from ._validate import (
+    _as_numeric_array,
+    check_dtype,
+    check_float,
+    check_int,
+    check_on_invalid,
+    describe_nonfinite,
+)
+from .dfop import (
+    DFOP,
+    _dfop_learn_many,
+    _dfop_learn_one,
+    _dfop_predict_many,
+    _dfop_predict_one,
+    refresh_period,
+)
+
+__all__ = ["Fleet", "FleetState", "FleetInvalidInputError"]
+
+FLEET_FORMAT = "edgereg-fleet-1"
+_TASKS = ("regression", "classification")
+
+#: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
+parallel_kernel = njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+
+
+def _depend_on_dfop(dispatcher: Any) -> Any:
+    """Make ``dispatcher``'s on-disk cache also depend on the source of ``dfop.py``.
+
+    numba stamps a cache index with the hash of the compiled function's own
+    file; a change to a callee in another file would go unnoticed and the
+    stale machine code would be loaded. Mixing the hash of ``dfop.py`` into
+    the stamp invalidates the cache when either file changes. Uses numba's
+    private ``_cache._cache_file._source_stamp`` (numba 0.59-0.68); if that is
+    absent the kernel keeps numba's default behaviour.
+    """
+    try:
+        cache_file = dispatcher._cache._cache_file
+        stamp = cache_file._source_stamp
+    except AttributeError:  # pragma: no cover - other numba versions
+        return dispatcher
+    with open(_dfop_module.__file__, "rb") as fh:
+        dfop_hash = hashlib.sha256(fh.read()).digest()
+    cache_file._source_stamp = hashlib.sha256(repr(stamp).encode() + dfop_hash).digest()
+    return dispatcher
+
+
+class FleetState(NamedTuple):
+    """Fixed memory of a fleet: K (d^2 + d) values of the dtype, K (3d + 6) of 8 bytes.
+
+    Row k of every field is the :class:`~edgereg.dfop.DFOPState` field of model k.
+    """
+
+    w: np.ndarray  # (K, d) weights
+    P: np.ndarray  # (K, d, d) inverse discounted correlations, exactly symmetric
+    forgotten: np.ndarray  # float64 (K, 1): sum of mu since each model's last refresh
+    work_px: np.ndarray  # float64 (K, d) scratch
+    work_next: np.ndarray  # float64 (K, d) scratch
+    work_v: np.ndarray  # float64 (K, d) scratch
+    counts: np.ndarray  # int64 (K, 4): learnt, skipped, steps since refresh, next coordinate
+    work_status: np.ndarray  # int64 (K,) scratch: per model, first invalid row (-1: none)
+
+
+def _allocate(n_models: int, n_features: int, p0: float, dtype: np.dtype) -> FleetState:
+    K, d = n_models, n_features
+    P = np.zeros((K, d, d), dtype=dtype)
+    idx = np.arange(d)
+    P[:, idx, idx] = p0
+    return FleetState(
+        w=np.zeros((K, d), dtype=dtype),
+        P=P,
+        forgotten=np.zeros((K, 1), dtype=np.float64),
+        work_px=np.zeros((K, d), dtype=np.float64),
+        work_next=np.zeros((K, d), dtype=np.float64),
+        work_v=np.zeros((K, d), dtype=np.float64),
+        counts=np.zeros((K, 4), dtype=np.int64),
+        work_status=np.zeros(K, dtype=np.int64),
+    )
+
+
+# --------------------------------------------------------------------- kernels
+@parallel_kernel
+def _fleet_learn_many(
+    X, Y, mu, W, P, PX, WORK, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
+):
+    """Model k learns block (X[k], Y[k]) with ``dfop._dfop_learn_many``; prange over k.
+
+    ``STATUS[k]`` receives that kernel's return value: -1 when model k handled
+    every row, else its first invalid row (models are independent: the others
+    carry on). Returns the number of models that stopped on an invalid row.
+    """
+    K = X.shape[0]
+    for k in prange(K):
+        STATUS[k] = _dfop_learn_many(
+            X[k], Y[k], mu, 0, W[k], P[k], PX[k], WORK[k], V[k], COUNTS[k], FORGOTTEN[k],
+            p0, period, keep_prior, skip, OUT[k],
+        )
+    bad = 0
+    for k in range(K):
+        if STATUS[k] >= 0:
+            bad += 1
+    return bad
+
+
+@parallel_kernel
+def _fleet_learn_one(
+    X, Y, mu, W, P, PX, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
+):
+    """Model k learns the one sample (X[k], Y[k]) with ``dfop._dfop_learn_one``.
+
+    ``STATUS[k]`` is that kernel's status (0 OK, 1 invalid: model k untouched
+    unless skipping, which only counts it). Returns the number of invalid samples.
+    """
+    K = X.shape[0]
+    for k in prange(K):
+        yhat, status = _dfop_learn_one(
+            X[k], Y[k], mu, W[k], P[k], PX[k], V[k], COUNTS[k], FORGOTTEN[k],
+            p0, period, keep_prior, skip,
+        )
+        OUT[k] = yhat
+        STATUS[k] = status
+    bad = 0
+    for k in range(K):
+        if STATUS[k] != 0:
+            bad += 1
+    return bad
+
+
+@parallel_kernel
+def _fleet_predict_many(X, W, OUT):
+    for k in prange(X.shape[0]):
+        _dfop_predict_many(X[k], W[k], OUT[k])
+
+
+@parallel_kernel
+def _fleet_predict_one(X, W, OUT):
+    for k in prange(X.shape[0]):
+        OUT[k] = _dfop_predict_one(X[k], W[k])
+
+
+for _disp in (_fleet_learn_many, _fleet_learn_one, _fleet_predict_many, _fleet_predict_one):
+    _depend_on_dfop(_disp)
+
+
+# ----------------------------------------------------------------------- class
+class FleetInvalidInputError(ValueError):
+    """Some models met a NaN/inf (or an unknown label) in their rows.
+
+    Attributes
+    ----------
+    rows : ndarray of int64, shape (n_models,)
+        For each model, the row at which it stopped (-1: it learnt its whole
+        block). ``learn_one`` uses row 0 for the one sample.
+    predictions : ndarray
+        The prequential predictions the call would have returned; entries at
+        and after a model's stopping row are meaningless.
+    """
+
+    def __init__(self, message: str, rows: np.ndarray, predictions: np.ndarray) -> None:
+        super().__init__(message)
+        self.rows = rows
+        self.predictions = predictions
+
+    @property
+    def models(self) -> np.ndarray:
+        """Indices of the models that stopped."""
+        return np.flatnonzero(self.rows >= 0)
+
+
+class Fleet:
+    r"""K independent DFOP models of one configuration, updated together (SPEC.md section 1).
+
+    Every model k minimises its own discounted squared loss exactly as a
+    :class:`~edgereg.DFOP` with the same parameters would,
+
+    .. math::
+
+        w^{(k)}_t = \arg\min_w \frac{\Lambda_t}{p_0}\|w\|^2
+              + \sum_{i \le t} (1-\mu)^{t-i} (y^{(k)}_i - w^\top x^{(k)}_i)^2,
+
+    with the G-DFOP update of :mod:`edgereg.dfop`. The states are stacked and a
+    single call updates all models in parallel (numba ``prange`` over models,
+    one thread per core), running the DFOP kernels on each model's slice:
+    results are bit for bit those of K separate ``DFOP`` objects.
+
+    Parameters
+    ----------
+    n_models : int
+        K, the number of models (e.g. one per sensor).
+    n_features : int
+        Input dimension d (the same for every model).
+    forgetting, task, p0, keep_prior, dtype
+        As for :class:`~edgereg.DFOP`; shared by all models.
+    on_invalid : {"raise", "skip"}
+        What a NaN/inf (or, for classification, a label outside {-1, 0, 1})
+        in model k's row does. Models never affect each other:
+
+        * ``"raise"``: model k stops at its first invalid row t: rows 0..t-1
+          are learnt, row t and later rows are not, and model k's state is
+          exactly as after row t-1. **Every other model learns its whole
+          block** (or its one sample). Then a :class:`FleetInvalidInputError`
+          (a ``ValueError``) names (model k, row t) for every model that
+          stopped; its ``rows`` attribute holds each model's stopping row
+          (-1: none) so the caller can resume model k from row t + 1.
+        * ``"skip"``: invalid rows are skipped and counted per model in
+          ``n_skipped_``; no error.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_models, n_features)
+    n_seen_, n_skipped_ : ndarray of int64, shape (n_models,)
+
+    Notes
+    -----
+    Memory: K (d^2 + d) values of ``dtype`` plus K (3d + 6) 8-byte scratch and
+    counters, fixed at construction; :meth:`nbytes` gives the exact figure
+    (K = 10,000, d = 10: 11.7 MB in float64, 7.3 MB in float32). Per-step cost
+    O(d^2) per model; no allocation per step. Calls with a different block
+    length n per model are not supported: split the block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import DFOP
+    >>> from edgereg.fleet import Fleet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3, 50, 2))               # 3 sensors, 50 rows each
+    >>> y = X @ [1.0, -1.0]
+    >>> fleet = Fleet(3, 2, forgetting=0.01)
+    >>> yhat = fleet.learn_many(X, y)                 # (3, 50) prequential predictions
+    >>> single = DFOP(2, 0.01)
+    >>> bool(np.array_equal(single.learn_many(X[1], y[1]), yhat[1]))
+    True
+    >>> fleet.coef_.round(3)
+    array([[ 1., -1.],
+           [ 1., -1.],
+           [ 1., -1.]])
+    """
+
+    def __init__(
+        self,
+        n_models: int,
+        n_features: int,
+        forgetting: float = 0.01,
+        *,
+        task: str = "regression",
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.n_models = check_int("n_models", n_models)
+        self.n_features = check_int("n_features", n_features)
+        self.forgetting = check_float("forgetting", forgetting, 0.0, 1.0, high_open=True)
+        if task not in _TASKS:
+            raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
+        self.task = task
+        self._classify = task == "classification"
+        self.p0 = check_float("p0", p0, 0.0, None, low_open=True)
+        if not isinstance(keep_prior, (bool, np.bool_)):
+            raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
+        self.keep_prior = bool(keep_prior)
+        self.dtype = check_dtype(dtype)
+        self.on_invalid = check_on_invalid(on_invalid)
+        self._skip = self.on_invalid == "skip"
+        self._period = refresh_period(self.n_features, self.forgetting)
+        self._mu = np.array([self.forgetting])
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        """Forget everything learnt by every model (reallocate the state)."""
+        self._state = _allocate(self.n_models, self.n_features, self.p0, self.dtype)
+
+    @property
+    def state(self) -> FleetState:
+        """The stacked state: a NamedTuple of read-only views."""
+        views = []
+        for arr in self._state:
+            v = arr.view()
+            v.flags.writeable = False
+            views.append(v)
+        return FleetState(*views)
+
+    def nbytes(self) -> int:
+        """Bytes held by the state arrays (the fleet's whole fixed memory)."""
+        return int(sum(a.nbytes for a in self._state))
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights of every model, shape (n_models, n_features) (a copy)."""
+        return self._state.w.copy()
+
+    @property
+    def n_seen_(self) -> np.ndarray:
+        """Samples learnt by each model, shape (n_models,)."""
+        return self._state.counts[:, 0].copy()
+
+    @property
+    def n_skipped_(self) -> np.ndarray:
+        """Samples skipped as invalid by each model (``on_invalid="skip"``)."""
+        return self._state.counts[:, 1].copy()
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor arguments (scikit-learn convention)."""
+        return {
+            "n_models": self.n_models,
+            "n_features": self.n_features,
+            "forgetting": self.forgetting,
+            "task": self.task,
+            "p0": self.p0,
+            "keep_prior": self.keep_prior,
+            "dtype": self.dtype.name,
+            "on_invalid": self.on_invalid,
+        }
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"Fleet({args})"
+
+    def _dfop_params(self) -> dict[str, Any]:
+        p = self.get_params()
+        del p["n_models"]
+        return p
+
+    def model(self, k: int) -> DFOP:
+        """A standalone :class:`~edgereg.DFOP` holding a copy of model k's state.
+
+        It continues exactly as model k would (bit for bit); changing it does
+        not change the fleet.
+        """
+        k = self._check_index(k)
+        m = DFOP(**self._dfop_params())
+        s = self._state
+        m._copy_state_in(
+            {
+                "w": s.w[k], "P": s.P[k], "forgotten": s.forgotten[k],
+                "work_px": s.work_px[k], "work_next": s.work_next[k], "work_v": s.work_v[k],
+                "counts": s.counts[k],
+            },
+            source=f"fleet model {k}",
+        )
+        return m
+
+    def set_model(self, k: int, model: DFOP) -> None:
+        """Copy the state of a :class:`~edgereg.DFOP` with the same parameters into slot k."""
+        k = self._check_index(k)
+        if not isinstance(model, DFOP) or model.get_params() != self._dfop_params():
+            raise ValueError(
+                f"model must be a DFOP with parameters {self._dfop_params()}, got {model!r}"
+            )
+        src = model._state
+        for field in ("w", "P", "forgotten", "counts"):
+            getattr(self._state, field)[k] = getattr(src, field)
+
+    def _check_index(self, k: Any) -> int:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise TypeError(f"model index must be an integer, got {k!r}")
+        if not -self.n_models <= k < self.n_models:
+            raise IndexError(f"model index {k} out of range for {self.n_models} models")
+        return int(k) % self.n_models
+
+    # ------------------------------------------------------------- validation
+    def _check_X(self, X: Any, ndim: int) -> np.ndarray:
+        arr = _as_numeric_array(X, "X", self.dtype)
+        K, d = self.n_models, self.n_features
+        if ndim == 3 and (arr.ndim != 3 or arr.shape[0] != K or arr.shape[2] != d):
+            raise ValueError(
+                f"X must be a 3-D array of shape (n_models={K}, n_samples, n_features={d}), "
+                f"got shape {arr.shape}"
+            )
+        if ndim == 2 and arr.shape != (K, d):
+            raise ValueError(
+                f"X must be a 2-D array of shape (n_models={K}, n_features={d}) (one sample "
+                f"per model), got shape {arr.shape}"
+            )
+        return arr
+
+    def _targets(self, y: Any, shape: tuple[int, ...]) -> np.ndarray:
+        arr = np.asarray(y)
+        if arr.shape != shape:
+            raise ValueError(f"y must be an array of shape {shape}, got shape {arr.shape}")
+        if self._classify:
+            # Unknown labels become NaN: the kernel stops (or skips) there.
+            return np.where(arr == 1, 1.0, np.where((arr == 0) | (arr == -1), -1.0, np.nan))
+        return _as_numeric_array(arr, "y", np.dtype(np.float64))
+
+    def _finish(self, scores: np.ndarray) -> np.ndarray:
+        if self._classify:
+            return np.where(scores >= 0.0, 1.0, -1.0)
+        return scores
+
+    def _raise_invalid(
+        self, X: np.ndarray, y_shown: Any, rows: np.ndarray, out: np.ndarray, one: bool
+    ) -> None:
+        bad = np.flatnonzero(rows >= 0)
+        y_arr = np.asarray(y_shown)
+        parts = []
+        for k in bad[:5]:
+            t = int(rows[k])
+            x = X[k] if one else X[k, t]
+            yv = y_arr[k] if one else y_arr[k, t]
+            why = []
+            nf = describe_nonfinite(np.asarray(x, dtype=np.float64))
+            if nf:
+                why.append(f"non-finite input {nf}")
+            if not np.isfinite(float(yv)) or (self._classify and yv not in (-1, 0, 1)):
+                why.append(f"invalid target y={yv!r}")
+            if not why:
+                why.append("update not finite or not positive definite (input too large)")
+            where = f"model {k}" if one else f"model {k}, row {t}"
+            parts.append(f"{where}: {'; '.join(why)}")
+        more = f" (and {bad.size - 5} more models)" if bad.size > 5 else ""
+        if one:
+            tail = (
+                "; those models are unchanged, every other model learnt its sample "
+                "(use on_invalid='skip' to skip such samples)"
+            )
+        else:
+            tail = (
+                "; each of those models learnt the rows before its invalid row and not that "
+                "row or the rows after it, every other model learnt its whole block (the "
+                "error's .rows gives each model's stopping row, -1 for none; use "
+                "on_invalid='skip' to skip such rows)"
+            )
+        raise FleetInvalidInputError(
+            "; ".join(parts) + more + tail, rows.copy(), self._finish(out)
+        )
+
+    # --------------------------------------------------------------- learning
+    def learn_many(self, X: Any, y: Any) -> np.ndarray:
+        """Model k learns the block (X[k], y[k]), prequentially, for every k at once.
+
+        Parameters
+        ----------
+        X : array of shape (n_models, n_samples, n_features)
+        y : array of shape (n_models, n_samples)
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_samples)
+            Entry (k, t) is model k's prediction for X[k, t] made before
+            learning it; row k equals ``DFOP.learn_many(X[k], y[k])`` bit for bit.
+
+        Raises
+        ------
+        FleetInvalidInputError
+            With ``on_invalid="raise"`` when some model meets an invalid row
+            (see the class docstring for what was learnt).
+        """
+        X = self._check_X(X, 3)
+        Y = self._targets(y, X.shape[:2])
+        out = np.empty(X.shape[:2], dtype=np.float64)
+        s = self._state
+        nbad = _fleet_learn_many(
+            X, Y, self._mu, s.w, s.P, s.work_px, s.work_next, s.work_v, s.counts, s.forgotten,
+            self.p0, self._period, self.keep_prior, self._skip, out, s.work_status,
+        )
+        if nbad:
+            self._raise_invalid(X, y, s.work_status, out, one=False)
+        return self._finish(out)
+
+    def learn_one(self, X: Any, y: Any) -> np.ndarray:
+        """Every model k learns its one sample (X[k], y[k]); return the predictions.
+
+        Parameters
+        ----------
+        X : array of shape (n_models, n_features)
+        y : array of shape (n_models,)
+
+        Returns
+        -------
+        ndarray of shape (n_models,)
+            Model k's prediction for X[k] made before learning it; equal bit
+            for bit to ``DFOP.learn_one(X[k], y[k])``.
+        """
+        X = self._check_X(X, 2)
+        Y = self._targets(y, (self.n_models,))
+        out = np.empty(self.n_models, dtype=np.float64)
+        s = self._state
+        nbad = _fleet_learn_one(
+            X, Y, self.forgetting, s.w, s.P, s.work_px, s.work_v, s.counts, s.forgotten,
+            self.p0, self._period, self.keep_prior, self._skip, out, s.work_status,
+        )
+        if nbad and not self._skip:
+            rows = np.where(s.work_status != 0, 0, -1).astype(np.int64)
+            self._raise_invalid(X, y, rows, out, one=True)
+        return self._finish(out)
+
+    def decision_function_one(self, X: Any) -> np.ndarray:
+        """Raw scores w_k^T X[k], shape (n_models,)."""
+        X = self._check_X(X, 2)
+        out = np.empty(self.n_models, dtype=np.float64)
+        _fleet_predict_one(X, self._state.w, out)
+        return out
+
+    def predict_one(self, X: Any) -> np.ndarray:
+        """Predict one sample per model without learning; X (n_models, n_features)."""
+        return self._finish(self.decision_function_one(X))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw scores for a block per model; X (n_models, n, d) -> (n_models, n)."""
+        X = self._check_X(X, 3)
+        out = np.empty(X.shape[:2], dtype=np.float64)
+        _fleet_predict_many(X, self._state.w, out)
+        return out
+
+    def predict_many(self, X: Any) -> np.ndarray:
+        """Predict a block per model without learning; X (n_models, n, d) -> (n_models, n)."""
+        return self._finish(self.decision_function(X))
+
+    # ------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fleet (parameters and state) to ``path`` atomically.
+
+        An ``.npz`` archive readable with ``allow_pickle=False``, written to a
+        temporary file in the same directory, flushed and fsync'ed, then
+        renamed over ``path``: a crash leaves the old file or the new one.
+        """
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        arrays = {f"state.{k}": v for k, v in self._state._asdict().items()}
+        meta = {
+            "format": np.array(FLEET_FORMAT),
+            "params": np.array(json.dumps(self.get_params())),
+        }
+        fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **meta, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Fleet:
+        """Read a fleet written by :meth:`save`; it resumes bit-exactly.
+
+        Raises
+        ------
+        StateFileError
+            If the file is truncated, not a fleet file, or its arrays do not
+            fit its parameters (or hold NaN/inf).
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                contents = {k: npz[k] for k in npz.files}
+        except FileNotFoundError:
+            raise
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+            raise StateFileError(f"{path!r} is not a readable fleet file: {exc}") from exc
+        if str(contents.get("format", "")) != FLEET_FORMAT:
+            raise StateFileError(f"{path!r} is not an edgereg fleet file ({FLEET_FORMAT!r})")
+        try:
+            fleet = cls(**json.loads(str(contents["params"])))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StateFileError(f"{path!r} has invalid fleet parameters: {exc}") from exc
+        fresh = fleet._state
+        for field, target in fresh._asdict().items():
+            key = f"state.{field}"
+            if key not in contents:
+                raise StateFileError(f"{path!r}: state field {field!r} is missing")
+            arr = contents[key]
+            if arr.shape != target.shape or arr.dtype != target.dtype:
+                raise StateFileError(
+                    f"{path!r}: state field {field!r} should be {target.dtype}"
+                    f"{list(target.shape)}, got {arr.dtype}{list(arr.shape)}"
+                )
+            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+                raise StateFileError(f"{path!r}: state field {field!r} holds NaN or inf")
+            np.copyto(target, arr)
+        return fleet

@@ -1,0 +1,725 @@
+"""river estimators wrapping the edgereg models (``pip install edgereg[river]``).
+
+Importing ``edgereg`` does not import river; this submodule does (import it as
+``edgereg.river``). The estimators take river's dict inputs, so that
+``river.evaluate.progressive_val_score`` and pipelines such as
+``preprocessing.StandardScaler() | edgereg.river.DFOPRegressor()`` work::
+
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> import edgereg.river
+    >>> model = preprocessing.StandardScaler() | edgereg.river.DFOPRegressor(forgetting=0.01)
+    >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
+    MAE: 1.288232
+
+Feature schema
+--------------
+The edgereg models have a fixed input dimension and fixed memory, so the
+features are fixed by the **first sample learnt**: its keys, sorted (in the
+dict's order when the keys cannot be sorted, e.g. mixed types), give
+``n_features`` and the column order. Every later sample must have exactly
+these keys, in any order: a missing key or a new key raises ``ValueError``
+naming them (river's "emerging" / "disappearing" features are not supported:
+fill or drop them upstream, e.g. with ``compose.Select`` or an imputer).
+Before the first ``learn_one`` nothing is known: regressors predict 0.0 (what
+the untrained model predicts for any input), classifiers ``None``,
+multi-target regressors ``{}`` and the anomaly detector scores 0.0; the input
+is not checked then.
+
+Values are converted with ``float`` (bools and ints are fine). ``learn_one``
+returns None, as river requires.
+
+Classifiers
+-----------
+Binary: the two labels can be anything hashable (bool, str, ...). ``True``
+and labels equal to 1 are learnt as +1, ``False`` and labels equal to 0 or -1
+as -1; any other label takes the sign left free, the first such label getting
+-1. ``classes_`` gives (label of -1, label of +1) once known. A third label
+raises ``ValueError``. While only one label has been seen, ``predict_one``
+returns it. ``predict_proba_one`` is not implemented (raises
+``NotImplementedError``, river's convention): the models learn margins, not
+probabilities, and a one-hot "probability" from the sign would be dishonest;
+``decision_function_one`` gives the raw score (>= 0 predicts ``classes_[1]``).
+
+The estimators pass ``river.checks.check_estimator`` except the checks listed
+with their reason in :data:`UNIT_TEST_SKIPS` (their ``_unit_test_skips``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import numpy as np
+from river import base
+
+import edgereg
+
+__all__ = [
+    "DFOPRegressor",
+    "DFOPClassifier",
+    "RLSRegressor",
+    "SparseDFOPRegressor",
+    "SparseDFOPClassifier",
+    "NORMARegressor",
+    "NORMAClassifier",
+    "NORMANovelty",
+    "MORESRegressor",
+    "SOMORRegressor",
+    "PARegressor",
+    "PAMultiTargetRegressor",
+    "SelectiveSamplerClassifier",
+    "UNIT_TEST_SKIPS",
+]
+
+_SCHEMA = (
+    "by design the feature set is fixed by the first sample learnt (fixed-size model, fixed "
+    "memory): a sample with a new or a missing key raises ValueError"
+)
+
+_SCHEMA_CHECKS: dict[str, str] = {
+    "check_emerging_features": _SCHEMA + " (this check learns samples with 3 keys dropped, "
+    "then predicts full samples)",
+    "check_disappearing_features": _SCHEMA + " (this check predicts samples with 3 keys dropped)",
+    "check_radically_disappearing_features": _SCHEMA
+    + " (this check keeps 1 key of each sample)",
+}
+_SOLAR = (
+    "river runs it on Linnerud and on a one-hot encoded SolarFlare stream whose keys change "
+    "from sample to sample (the encoder emits only the categories present), which a fixed "
+    "feature set cannot take (ValueError by design); tests/test_river_adapters.py runs it "
+    "on Linnerud"
+)
+_MULTI_TARGET_CHECKS: dict[str, str] = {
+    name: _SOLAR
+    for name in (
+        "check_learn_one",
+        "check_pickling",
+        "check_shuffle_features_no_impact",
+        "check_clone_is_independent",
+        "check_bounded_memory_growth",
+    )
+}
+
+#: Checks of ``river.checks`` each estimator skips (its ``_unit_test_skips``),
+#: with the reason: {class name: {check name: reason}}. Filled at the end of
+#: the module.
+UNIT_TEST_SKIPS: dict[str, dict[str, str]] = {}
+
+
+def _schema(x: dict) -> tuple:
+    keys = tuple(x)
+    try:
+        return tuple(sorted(keys))
+    except TypeError:  # keys of mixed types: keep the dict's order
+        return keys
+
+
+class _Adapter(base.Base):
+    """Shared layer: the feature schema, the model built at the first learn_one."""
+
+    #: Name of the wrapped class in ``edgereg``.
+    _model_name: ClassVar[str]
+    #: Model arguments fixed by the adapter (e.g. ``task``).
+    _fixed: ClassVar[dict[str, Any]] = {}
+
+    def _init_adapter(self) -> None:
+        self.model_: Any = None
+        self.features_: tuple = ()
+
+    def _model_params(self) -> dict[str, Any]:
+        names = [
+            n for n, p in inspect.signature(type(self).__init__).parameters.items()
+            if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        return {n: getattr(self, n) for n in names}
+
+    def _build(self, x: dict, **extra: Any) -> None:
+        if not x:
+            raise ValueError("the first sample learnt has no features")
+        features = _schema(x)
+        cls = getattr(edgereg, self._model_name)
+        self.model_ = cls(
+            n_features=len(features), **self._model_params(), **self._fixed, **extra
+        )
+        self.features_ = features
+
+    def _row(self, x: dict) -> np.ndarray:
+        try:
+            values = [x[k] for k in self.features_]
+        except KeyError:
+            missing = [k for k in self.features_ if k not in x]
+            raise ValueError(
+                f"sample is missing feature(s) {missing}; {type(self).__name__} was built on "
+                f"the features {list(self.features_)} of the first sample learnt"
+            ) from None
+        if len(x) != len(self.features_):
+            new = [k for k in x if k not in set(self.features_)]
+            raise ValueError(
+                f"sample has new feature(s) {new}; {type(self).__name__} was built on the "
+                f"features {list(self.features_)} of the first sample learnt"
+            )
+        try:
+            return np.array(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"feature values must be real numbers: {exc}") from None
+
+    @property
+    def n_features_(self) -> int:
+        """Number of features (0 before the first sample learnt)."""
+        return len(self.features_)
+
+    def _unit_test_skips(self) -> set[str]:
+        return set(UNIT_TEST_SKIPS[type(self).__name__])
+
+
+# ------------------------------------------------------------------ regressors
+class _Regressor(_Adapter, base.Regressor):
+    def learn_one(self, x: dict, y: base.typing.RegTarget) -> None:
+        if self.model_ is None:
+            self._build(x)
+        self.model_.learn_one(self._row(x), float(y))
+
+    def predict_one(self, x: dict) -> float:
+        if self.model_ is None:
+            return 0.0
+        return float(self.model_.predict_one(self._row(x)))
+
+
+class DFOPRegressor(_Regressor):
+    """:class:`edgereg.DFOP` regression (forgetting-factor RLS) for river.
+
+    Parameters are those of :class:`edgereg.DFOP` except ``n_features``
+    (from the first sample) and ``task``. ``model_`` is the DFOP once the
+    first sample is learnt; ``features_`` the feature order.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> from edgereg.river import DFOPRegressor
+    >>> model = preprocessing.StandardScaler() | DFOPRegressor(forgetting=0.01)
+    >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
+    MAE: 1.288232
+    """
+
+    _model_name = "DFOP"
+    _fixed = {"task": "regression"}
+
+    def __init__(
+        self,
+        forgetting: float = 0.01,
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.forgetting = forgetting
+        self.p0 = p0
+        self.keep_prior = keep_prior
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"forgetting": 0.05, "p0": 10.0}
+
+
+class RLSRegressor(_Regressor):
+    """:class:`edgereg.RLS` (recursive least squares, no forgetting) for river."""
+
+    _model_name = "RLS"
+    _fixed = {"task": "regression"}
+
+    def __init__(
+        self, p0: float = 100.0, dtype: str = "float64", on_invalid: str = "raise"
+    ) -> None:
+        self.p0 = p0
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+
+class SparseDFOPRegressor(_Regressor):
+    """:class:`edgereg.SparseDFOP` regression (DFOP on a random projection) for river."""
+
+    _model_name = "SparseDFOP"
+    _fixed = {"task": "regression"}
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        forgetting: float = 0.01,
+        projection: str = "hashed",
+        seed: int = 0,
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.n_components = n_components
+        self.forgetting = forgetting
+        self.projection = projection
+        self.seed = seed
+        self.p0 = p0
+        self.keep_prior = keep_prior
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_components": 4}
+        yield {"n_components": 3, "projection": "rademacher", "forgetting": 0.05}
+
+
+class NORMARegressor(_Regressor):
+    """:class:`edgereg.NORMARegressor` (budgeted kernel regression) for river."""
+
+    _model_name = "NORMARegressor"
+
+    def __init__(
+        self,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+        degree: int = 3,
+        coef0: float = 1.0,
+        loss: str = "squared",
+        epsilon: float = 0.1,
+        huber_sigma: float = 1.0,
+        nu: float | None = None,
+    ) -> None:
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.regularization = regularization
+        self.learning_rate_schedule = learning_rate_schedule
+        self.fit_offset = fit_offset
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self.degree = degree
+        self.coef0 = coef0
+        self.loss = loss
+        self.epsilon = epsilon
+        self.huber_sigma = huber_sigma
+        self.nu = nu
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"budget": 16}
+        yield {"budget": 16, "loss": "epsilon", "nu": 0.3, "kernel": "laplacian"}
+
+
+class PARegressor(_Regressor):
+    """:class:`edgereg.PARegressor` (passive-aggressive PA-I / PA-II), single output, for river.
+
+    For several outputs use :class:`PAMultiTargetRegressor`.
+    """
+
+    _model_name = "PARegressor"
+
+    def __init__(
+        self,
+        variant: str = "I",
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        fit_intercept: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.variant = variant
+        self.C = C
+        self.epsilon = epsilon
+        self.fit_intercept = fit_intercept
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+
+# ----------------------------------------------------------------- classifiers
+class _Classifier(_Adapter, base.Classifier):
+    def _init_adapter(self) -> None:
+        super()._init_adapter()
+        self._labels: dict[Any, float] = {}  # label -> sign
+        self._by_sign: dict[float, Any] = {}  # sign -> label
+
+    @property
+    def classes_(self) -> tuple:
+        """(label learnt as -1, label learnt as +1); None for a sign not seen yet."""
+        return (self._by_sign.get(-1.0), self._by_sign.get(1.0))
+
+    def _sign(self, y: Any) -> float:
+        s = self._labels.get(y)
+        if s is not None:
+            return s
+        if len(self._labels) == 2:
+            raise ValueError(
+                f"{type(self).__name__} is a binary classifier: label {y!r} is a third class "
+                f"(classes_ = {self.classes_})"
+            )
+        try:
+            preferred = 1.0 if y == 1 else (-1.0 if (y == 0 or y == -1) else None)
+        except (TypeError, ValueError):  # labels whose == is not a bool
+            preferred = None
+        if preferred is None or preferred in self._by_sign:
+            preferred = 1.0 if -1.0 in self._by_sign else -1.0
+        self._labels[y] = preferred
+        self._by_sign[preferred] = y
+        return preferred
+
+    def learn_one(self, x: dict, y: base.typing.ClfTarget) -> None:
+        if self.model_ is None:
+            self._build(x)
+        self.model_.learn_one(self._row(x), self._sign(y))
+
+    def decision_function_one(self, x: dict) -> float:
+        """Raw score (>= 0 predicts ``classes_[1]``); 0.0 before the first sample learnt."""
+        if self.model_ is None:
+            return 0.0
+        return float(self.model_.decision_function_one(self._row(x)))
+
+    def predict_one(self, x: dict, **kwargs: Any) -> base.typing.ClfTarget | None:
+        if self.model_ is None:
+            return None
+        s = self.model_.predict_one(self._row(x))
+        label = self._by_sign.get(s)
+        if label is None:  # only one label seen so far: it is the only answer
+            return next(iter(self._labels), None)
+        return label
+
+
+class DFOPClassifier(_Classifier):
+    """:class:`edgereg.DFOP` binary classification (least squares on +-1 with forgetting) for river.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> from edgereg.river import DFOPClassifier
+    >>> model = preprocessing.StandardScaler() | DFOPClassifier(forgetting=0.01)
+    >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    Accuracy: 88.07%
+    """
+
+    _model_name = "DFOP"
+    _fixed = {"task": "classification"}
+
+    def __init__(
+        self,
+        forgetting: float = 0.01,
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.forgetting = forgetting
+        self.p0 = p0
+        self.keep_prior = keep_prior
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"forgetting": 0.05, "dtype": "float32"}
+
+
+class SparseDFOPClassifier(_Classifier):
+    """:class:`edgereg.SparseDFOP` binary classification for river."""
+
+    _model_name = "SparseDFOP"
+    _fixed = {"task": "classification"}
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        forgetting: float = 0.01,
+        projection: str = "hashed",
+        seed: int = 0,
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.n_components = n_components
+        self.forgetting = forgetting
+        self.projection = projection
+        self.seed = seed
+        self.p0 = p0
+        self.keep_prior = keep_prior
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_components": 5}
+
+
+class NORMAClassifier(_Classifier):
+    """:class:`edgereg.NORMAClassifier` (budgeted kernel hinge loss) for river."""
+
+    _model_name = "NORMAClassifier"
+
+    def __init__(
+        self,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+        degree: int = 3,
+        coef0: float = 1.0,
+        margin: float = 1.0,
+        nu: float | None = None,
+    ) -> None:
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.regularization = regularization
+        self.learning_rate_schedule = learning_rate_schedule
+        self.fit_offset = fit_offset
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self.degree = degree
+        self.coef0 = coef0
+        self.margin = margin
+        self.nu = nu
+        self._init_adapter()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"budget": 16}
+        yield {"budget": 16, "nu": 0.3, "kernel": "laplacian"}
+
+
+class SelectiveSamplerClassifier(_Classifier):
+    """:class:`edgereg.SelectiveSampler` (BBQ with switch detection) for river.
+
+    ``learn_one`` gives the label of every sample (river's protocol); the
+    model learns those its BBQ rule queries. ``decision_function_one`` is
+    w^T x (same sign as the model's score).
+    """
+
+    _model_name = "SelectiveSampler"
+
+    def __init__(
+        self,
+        kappa: float = 0.5,
+        detect_switch: bool = True,
+        delta: float = 0.1,
+        window0: int = 50,
+        window_max: int = 2000,
+        rebuild_every: int = 4,
+        normalize: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.kappa = kappa
+        self.detect_switch = detect_switch
+        self.delta = delta
+        self.window0 = window0
+        self.window_max = window_max
+        self.rebuild_every = rebuild_every
+        self.normalize = normalize
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+    def decision_function_one(self, x: dict) -> float:
+        if self.model_ is None:
+            return 0.0
+        return float(self._row(x) @ self.model_.coef_.astype(np.float64))
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"window0": 5, "window_max": 40}
+
+
+# ---------------------------------------------------------------- multi-target
+class _MultiTarget(_Adapter, base.MultiTargetRegressor):
+    def _init_adapter(self) -> None:
+        super()._init_adapter()
+        self.targets_: tuple = ()
+
+    def _target(self, y: dict) -> np.ndarray:
+        try:
+            values = [y[k] for k in self.targets_]
+        except KeyError:
+            missing = [k for k in self.targets_ if k not in y]
+            raise ValueError(
+                f"target is missing output(s) {missing}; the outputs are {list(self.targets_)}"
+            ) from None
+        if len(y) != len(self.targets_):
+            new = [k for k in y if k not in set(self.targets_)]
+            raise ValueError(
+                f"target has new output(s) {new}; the outputs are {list(self.targets_)}"
+            )
+        return np.array(values, dtype=np.float64)
+
+    def learn_one(self, x: dict, y: dict) -> None:
+        if self.model_ is None:
+            if not y:
+                raise ValueError("the first target learnt has no outputs")
+            targets = _schema(y)
+            self._build(x, n_outputs=len(targets))
+            self.targets_ = targets
+        self.model_.learn_one(self._row(x), self._target(y))
+
+    def predict_one(self, x: dict) -> dict:
+        if self.model_ is None:
+            return {}
+        out = self.model_.predict_one(self._row(x))
+        return {k: float(v) for k, v in zip(self.targets_, out, strict=True)}
+
+
+class MORESRegressor(_MultiTarget):
+    """:class:`edgereg.MORES` (dynamic-structure multi-output regression) for river.
+
+    Outputs are the keys of the first target dict learnt (sorted), like the
+    features; ``predict_one`` returns a dict with these keys.
+    """
+
+    _model_name = "MORES"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        decay: float = 0.99,
+        gamma: float = 1.0,
+        tau: float = 100.0,
+        fit_intercept: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.C = C
+        self.decay = decay
+        self.gamma = gamma
+        self.tau = tau
+        self.fit_intercept = fit_intercept
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+
+class SOMORRegressor(_MultiTarget):
+    """:class:`edgereg.SOMOR` (simple online multi-output regression) for river."""
+
+    _model_name = "SOMOR"
+
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        fit_intercept: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.epsilon = epsilon
+        self.fit_intercept = fit_intercept
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+
+class PAMultiTargetRegressor(_MultiTarget):
+    """:class:`edgereg.PARegressor` with several outputs (PA-I / PA-II per output) for river."""
+
+    _model_name = "PARegressor"
+
+    def __init__(
+        self,
+        variant: str = "I",
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        fit_intercept: bool = True,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+    ) -> None:
+        self.variant = variant
+        self.C = C
+        self.epsilon = epsilon
+        self.fit_intercept = fit_intercept
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self._init_adapter()
+
+
+# ------------------------------------------------------------------- anomaly
+class NORMANovelty(_Adapter, base.AnomalyDetector):
+    """:class:`edgereg.NORMANovelty` as a river anomaly detector.
+
+    ``score_one(x)`` is rho - f(x): higher is more anomalous, > 0 means the
+    model flags x as novel (about a fraction ``nu`` of a stationary stream).
+    ``learn_one(x)`` learns x (no target).
+    """
+
+    _model_name = "NORMANovelty"
+
+    def __init__(
+        self,
+        budget: int = 200,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        learning_rate: float = 0.1,
+        regularization: float = 0.01,
+        learning_rate_schedule: str = "constant",
+        fit_offset: bool = False,
+        dtype: str = "float64",
+        on_invalid: str = "raise",
+        degree: int = 3,
+        coef0: float = 1.0,
+        nu: float = 0.1,
+    ) -> None:
+        self.budget = budget
+        self.kernel = kernel
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.regularization = regularization
+        self.learning_rate_schedule = learning_rate_schedule
+        self.fit_offset = fit_offset
+        self.dtype = dtype
+        self.on_invalid = on_invalid
+        self.degree = degree
+        self.coef0 = coef0
+        self.nu = nu
+        self._init_adapter()
+
+    def learn_one(self, x: dict) -> None:
+        if self.model_ is None:
+            self._build(x)
+        self.model_.learn_one(self._row(x))
+
+    def score_one(self, x: dict) -> float:
+        if self.model_ is None:
+            return 0.0
+        return -float(self.model_.score_one(self._row(x)))
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"budget": 32}
+        yield {"budget": 32, "nu": 0.3, "kernel": "laplacian", "gamma": 0.1}
+
+
+_ALL = (
+    DFOPRegressor, DFOPClassifier, RLSRegressor, SparseDFOPRegressor, SparseDFOPClassifier,
+    NORMARegressor, NORMAClassifier, NORMANovelty, MORESRegressor, SOMORRegressor, PARegressor,
+    PAMultiTargetRegressor, SelectiveSamplerClassifier,
+)
+for _cls in _ALL:
+    UNIT_TEST_SKIPS[_cls.__name__] = dict(_SCHEMA_CHECKS)
+    if issubclass(_cls, _MultiTarget):
+        UNIT_TEST_SKIPS[_cls.__name__].update(_MULTI_TARGET_CHECKS)
