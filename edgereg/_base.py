@@ -217,8 +217,9 @@ class OnlineModel:
                 raise StateFileError(f"{source}: state field {field!r} is missing")
             arr = np.asarray(arrays[field])
             if arr.shape != target.shape or arr.dtype != target.dtype:
+                expected = f"{target.dtype}{list(target.shape)}"
                 raise StateFileError(
-                    f"{source}: state field {field!r} should be {target.dtype}{list(target.shape)}, "
+                    f"{source}: state field {field!r} should be {expected}, "
                     f"got {arr.dtype}{list(arr.shape)}"
                 )
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
