@@ -151,25 +151,13 @@ class OnlineModel:
         disk and renamed over ``path``, so a crash or a kill leaves either the
         old file or the new one, never half of one.
         """
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
         arrays = {f"state.{k}": np.asarray(v) for k, v in self._state._asdict().items()}
         meta = {
             "format": np.array(STATE_FORMAT),
             "model": np.array(type(self).__name__),
             "params": np.array(json.dumps(self.get_params())),
         }
-        fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **meta, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_savez(path, {**meta, **arrays})
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> OnlineModel:
@@ -182,20 +170,16 @@ class OnlineModel:
             another model class, or its arrays do not fit the parameters.
         """
         path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                contents = {k: npz[k] for k in npz.files}
-        except FileNotFoundError:
-            raise
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
-            raise StateFileError(
-                f"{path!r} is not a readable edgereg state file (truncated or foreign): {exc}"
-            ) from exc
-        if not isinstance(contents, dict) or str(contents.get("format", "")) != STATE_FORMAT:
+        contents = read_npz(path, "edgereg state file")
+        if str(contents.get("format", "")) != STATE_FORMAT:
             raise StateFileError(
                 f"{path!r} is not an edgereg state file (expected format {STATE_FORMAT!r})"
             )
         name = str(contents["model"])
+        if name not in _REGISTRY:
+            import edgereg  # model modules are imported lazily: import this one now
+
+            getattr(edgereg, name, None)
         target = _REGISTRY.get(name)
         if target is None:
             raise StateFileError(f"{path!r} holds an unknown model class {name!r}")
@@ -222,7 +206,12 @@ class OnlineModel:
                     f"{source}: state field {field!r} should be {expected}, "
                     f"got {arr.dtype}{list(arr.shape)}"
                 )
-            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            # Scratch (work*) may hold sentinels such as NaN; learnt state may not.
+            if (
+                not field.startswith("work")
+                and arr.dtype.kind == "f"
+                and not np.all(np.isfinite(arr))
+            ):
                 raise StateFileError(f"{source}: state field {field!r} holds NaN or inf")
             np.copyto(target, arr)
         extra = set(arrays) - set(fresh._fields)
@@ -297,6 +286,43 @@ class OnlineModel:
     def _unit_test_params(cls) -> list[dict[str, Any]]:
         """Small parameter sets used by the contract tests (river convention)."""
         return [{"n_features": 4}]
+
+
+def atomic_savez(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` as an ``.npz`` at ``path`` so a crash never leaves half a file.
+
+    The archive goes to a temporary file in the same directory, is flushed and
+    fsync'ed, then renamed over ``path`` (atomic on POSIX): a reader, or a
+    process resuming after ``kill -9``, sees the old file or the new one.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` (no pickles); a truncated/foreign file -> StateFileError."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if not hasattr(npz, "files"):
+                raise ValueError("not an .npz archive")
+            return {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+        raise StateFileError(
+            f"{path!r} is not a readable {what} (truncated or foreign): {exc}"
+        ) from exc
 
 
 def load(path: str | os.PathLike) -> OnlineModel:

@@ -385,6 +385,15 @@ def warmup() -> float:
             x0 = X[0] if kind != "sparse" else X[0].toarray().ravel()
             model.predict_one(x0)
             model.learn_one(x0, y[0])
+    from .fleet import Fleet
+
+    for dtype in ("float64", "float32"):
+        fleet = Fleet(2, 3, dtype=dtype)
+        Xf = rng.normal(size=(2, 4, 3))
+        fleet.learn_many(Xf, Xf.sum(axis=2))
+        fleet.learn_one(Xf[:, 0], Xf[:, 0].sum(axis=1))
+        fleet.predict_many(Xf)
+        fleet.predict_one(Xf[:, 0])
     elapsed = time.perf_counter() - t0
     cache = os.environ.get("NUMBA_CACHE_DIR", "the package's __pycache__ directories")
     print(f"compiled and cached every kernel in {elapsed:.1f} s (cache: {cache})")

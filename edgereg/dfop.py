@@ -43,13 +43,18 @@ Numerical care (the papers are silent; a sensor loop runs for months):
   (rho_i = 0 except on refresh steps), whose closed form the tests check
   after every step. The refresh is fused into the same pass over P, so it
   costs one extra multiply-add per entry on refresh steps. The period is
-  ``max(1, floor(0.5 / (d mu)))`` so that a coordinate waits at most
-  about ``0.5 / mu`` (and at least ``d``) steps between refreshes.
+  ``max(1, floor(2 / (d mu)))`` so that a coordinate waits at most
+  about ``2 / mu`` (and at least ``d``) steps between refreshes: rare
+  refreshes are cheaper, and the bound on P_kk (``DFOP``) stays about 2.3 p0.
   ``keep_prior=False`` is the canonical SPEC update, for reproduction only.
 
 Kernels take plain arrays (cheaper to dispatch than the NamedTuple) and never
-allocate; a sample with NaN/inf (or one whose update would overflow) is
-detected before anything is written and reported with a status.
+allocate. The state's fields are views of two blocks (``_allocate``): P
+stacked over w, and one float64 block holding the scratch vectors, the
+counters and learn_one's constants, so that ``learn_one`` is a single
+4-argument kernel call (numba's dispatch cost grows with every argument).
+A sample with NaN/inf (or one whose update would overflow) is detected
+before anything is written and reported with a status.
 """
 
 from __future__ import annotations
@@ -73,6 +78,8 @@ __all__ = ["DFOP", "RLS", "DFOPState"]
 
 OK = 0
 INVALID = 1
+_INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (measured)
+_ndarray = np.ndarray
 
 
 class DFOPState(NamedTuple):
@@ -87,22 +94,53 @@ class DFOPState(NamedTuple):
     counts: np.ndarray  # int64 (4,): learnt, skipped, steps since refresh, next coordinate
 
 
-def _allocate(n_features: int, p0: float, dtype: np.dtype) -> DFOPState:
+# Layout of the float64 block F that holds DFOP's scratch, bookkeeping and
+# (after the state proper) the constants of learn_one: fewer, larger arrays
+# make the per-sample kernel call cheaper (numba unboxes every argument).
+_F_MU, _F_P0, _F_PERIOD, _F_KEEP, _F_SKIP = range(5)
+_N_CONST = 5
+
+
+def _allocate(
+    n_features: int,
+    p0: float,
+    dtype: np.dtype,
+    forgetting: float = 0.0,
+    period: int = 1,
+    keep_prior: bool = True,
+    skip: bool = False,
+) -> DFOPState:
+    """DFOP's state. The fields are views of two blocks (see ``_dfop_learn_one_packed``):
+
+    * ``PW`` (d + 1, d) of the dtype: rows 0..d-1 are P, row d is w;
+    * ``F`` float64 (3d + 10): work_px, work_next, work_v, forgotten, then
+      counts (4 int64, stored in place of 4 float64), then the constants
+      mu, p0, period, keep_prior, skip of ``_dfop_learn_one_packed`` (not
+      state: filled from the parameters at every allocation).
+    """
     d = n_features
-    P = np.zeros((d, d), dtype=dtype)
+    PW = np.zeros((d + 1, d), dtype=dtype)
+    P = PW[:d]
     P[np.diag_indices(d)] = p0
+    # Scratch vectors are float64 whatever the dtype: the downdate
+    # P - u u^T then subtracts an exact-enough product and rounds once,
+    # instead of cancelling two float32-rounded numbers (which made P
+    # indefinite on large inputs in float32).
+    F = np.zeros(3 * d + 5 + _N_CONST, dtype=np.float64)
+    c = 3 * d + 5
+    F[c + _F_MU] = forgetting
+    F[c + _F_P0] = p0
+    F[c + _F_PERIOD] = period  # exact: refresh_period caps it at 2**40
+    F[c + _F_KEEP] = 1.0 if keep_prior else 0.0
+    F[c + _F_SKIP] = 1.0 if skip else 0.0
     return DFOPState(
-        w=np.zeros(d, dtype=dtype),
+        w=PW[d],
         P=P,
-        forgotten=np.zeros(1, dtype=np.float64),
-        # Scratch vectors are float64 whatever the dtype: the downdate
-        # P - u u^T then subtracts an exact-enough product and rounds once,
-        # instead of cancelling two float32-rounded numbers (which made P
-        # indefinite on large inputs in float32).
-        work_px=np.zeros(d, dtype=np.float64),
-        work_next=np.zeros(d, dtype=np.float64),
-        work_v=np.zeros(d, dtype=np.float64),
-        counts=np.zeros(4, dtype=np.int64),
+        forgotten=F[3 * d : 3 * d + 1],
+        work_px=F[:d],
+        work_next=F[d : 2 * d],
+        work_v=F[2 * d : 3 * d],
+        counts=F[3 * d + 1 : 3 * d + 5].view(np.int64),
     )
 
 
@@ -222,6 +260,63 @@ def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_p
 
 
 @kernel
+def _dfop_learn_one_packed(x, y, PW, F):
+    """``_dfop_learn_one`` on the two blocks of ``_allocate`` (4 arguments: cheap to call).
+
+    ``PW`` is P stacked over w, ``F`` the float64 block (scratch, forgotten,
+    counts, then the constants mu, p0, period, keep_prior, skip). Returns
+    only the prediction (a float is cheaper to return than a tuple): NaN
+    when the sample is invalid and not skipped (a valid sample's prediction
+    is always finite); with ``skip`` the prediction whatever the status.
+    """
+    d = PW.shape[1]
+    c = 3 * d + 5
+    skip = F[c + _F_SKIP] != 0.0
+    yhat, status = _dfop_learn_one(
+        x, y, F[c + _F_MU], PW[d], PW[:d], F[:d], F[2 * d : 3 * d],
+        F[3 * d + 1 : 3 * d + 5].view(np.int64), F[3 * d : 3 * d + 1], F[c + _F_P0],
+        np.int64(F[c + _F_PERIOD]), F[c + _F_KEEP] != 0.0, skip,
+    )
+    if status != OK and not skip:
+        return np.nan
+    return yhat
+
+
+@kernel
+def _downdate_pass(P, u, invlam, xn, acc):
+    """P <- (P - u u^T) * invlam and acc = P_new xn, in one pass over P (row by row)."""
+    d = u.shape[0]
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        ui = u[i]
+        xi = np.float64(xn[i])
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = (Pi[j] - ui * u[j]) * invlam
+            # Re-read the stored value: in float32 it is the rounded one
+            # _symv would see (keeps learn_one == learn_many).
+            acc[j] += xi * Pi[j]
+
+
+@kernel
+def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
+    """``_downdate_pass`` plus the prior refresh: P <- (P - u u^T) * invlam - v v^T."""
+    d = u.shape[0]
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        ui = u[i]
+        vi = v[i]
+        xi = np.float64(xn[i])
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = (Pi[j] - ui * u[j]) * invlam
+            Pi[j] = Pi[j] - vi * v[j]
+            acc[j] += xi * Pi[j]
+
+
+@kernel
 def _dfop_learn_many(
     X, Y, mu, mu_stride, w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out
 ):
@@ -266,7 +361,6 @@ def _dfop_learn_many(
         for j in range(d):
             w[j] += Px[j] * g
             Px[j] *= s
-            work[j] = 0.0
         invlam = 1.0 / lam
         counts[0] += 1
         k = -1
@@ -277,15 +371,20 @@ def _dfop_learn_many(
                 k = counts[3]
         xn = X[t + 1] if t + 1 < n else x
         if k < 0:
-            for i in range(d):
-                ui = Px[i]
-                xi = np.float64(xn[i])
-                Pi = P[i]
+            if d > _INLINE_D:
+                _downdate_pass(P, Px, invlam, xn, work)
+            else:
+                # The same pass inline: for small d the call costs more than
+                # the compiler's better code for the separate function wins.
                 for j in range(d):
-                    Pi[j] = (Pi[j] - ui * Px[j]) * invlam
-                    # Re-read the stored value: in float32 it is the rounded
-                    # one _symv would see (keeps learn_one == learn_many).
-                    work[j] += xi * Pi[j]
+                    work[j] = 0.0
+                for i in range(d):
+                    ui = Px[i]
+                    xi = np.float64(xn[i])
+                    Pi = P[i]
+                    for j in range(d):
+                        Pi[j] = (Pi[j] - ui * Px[j]) * invlam
+                        work[j] += xi * Pi[j]
         else:
             # Row k of the updated P, then _refresh_prior's w and v, computed
             # before the pass with exactly its arithmetic.
@@ -293,7 +392,12 @@ def _dfop_learn_many(
             uk = Px[k]
             Pk = P[k]
             for j in range(d):
-                v[j] = (Pk[j] - uk * Px[j]) * invlam
+                # Stored and re-read: in float32, the rounded entry that
+                # _refresh_prior reads in learn_one (then P[k] is restored).
+                old = Pk[j]
+                Pk[j] = (old - uk * Px[j]) * invlam
+                v[j] = Pk[j]
+                Pk[j] = old
             rden = 1.0 + rho * v[k]
             rg = rho * w[k] / rden
             rs = math.sqrt(rho / rden)
@@ -301,15 +405,7 @@ def _dfop_learn_many(
                 w[j] -= v[j] * rg
             for j in range(d):
                 v[j] *= rs
-            for i in range(d):
-                ui = Px[i]
-                vi = v[i]
-                xi = np.float64(xn[i])
-                Pi = P[i]
-                for j in range(d):
-                    Pi[j] = (Pi[j] - ui * Px[j]) * invlam
-                    Pi[j] = Pi[j] - vi * v[j]
-                    work[j] += xi * Pi[j]
+            _downdate_refresh_pass(P, Px, invlam, v, xn, work)
             counts[2] = 0
             counts[3] = (k + 1) % d
             forgotten[0] = 0.0
@@ -343,11 +439,17 @@ _TASKS = ("regression", "classification")
 
 
 def refresh_period(n_features: int, forgetting: float) -> int:
-    """Steps between prior refreshes: max(1, floor(0.5 / (d mu))) (1 when mu = 0)."""
+    """Steps between prior refreshes: max(1, floor(2 / (d mu))) (1 when mu = 0).
+
+    A coordinate then waits at most period * d <= 2 / mu steps between its
+    refreshes, so an unexcited coordinate's variance stays below
+    p0 * x / (1 - exp(-x)) with x = period * d * mu <= 2 (about 2.3 p0),
+    unless d mu > 2 (then the period is 1 and x = d mu).
+    """
     if forgetting <= 0.0:
         return 1
     # Capped so that it fits the kernels' int64 even for a tiny forgetting.
-    return max(1, int(min(0.5 / (n_features * forgetting), 2.0**40)))
+    return max(1, int(min(2.0 / (n_features * forgetting), 2.0**40)))
 
 
 class DFOP(OnlineModel):
@@ -386,7 +488,8 @@ class DFOP(OnlineModel):
         Give back to the prior the weight the discount takes from it (module
         docstring), which bounds P: a coordinate the stream stops exciting
         keeps a variance of at most about p0 * x / (1 - exp(-x)),
-        x = period * d * mu <= 0.5 unless d mu > 0.5 (then x = d mu). False is
+        x = period * d * mu <= 2 (about 2.3 p0) unless d mu > 2 (then
+        x = d mu; see :func:`refresh_period`). False is
         the canonical update of SPEC section 1, whose P grows without bound
         under poor excitation (for reproduction only).
     dtype : {"float64", "float32"}
@@ -409,7 +512,7 @@ class DFOP(OnlineModel):
     Notes
     -----
     Memory: d^2 + d values of ``dtype`` plus 3d + 5 float64/int64 scratch and
-    counters, fixed at construction (d = 10: 1.1 KB in float64; d = 200:
+    counters (and 5 float64 constants), fixed at construction (d = 10: 1.1 KB in float64; d = 200:
     327 KB in float64, 166 KB in float32).
 
     Examples
@@ -421,8 +524,8 @@ class DFOP(OnlineModel):
     >>> y = np.array([2.0, -1.0, 1.0])
     >>> model.learn_many(X, y).round(4)    # prequential: predicted before each update
     array([0.    , 0.    , 0.9901])
-    >>> model.predict_one([1.0, 1.0]).round(4)
-    1.0
+    >>> round(model.predict_one([1.0, 1.0]), 4)
+    0.9967
     """
 
     def __init__(
@@ -455,7 +558,10 @@ class DFOP(OnlineModel):
         return self.task
 
     def _allocate(self) -> DFOPState:
-        return _allocate(self.n_features, self.p0, self.dtype)
+        return _allocate(
+            self.n_features, self.p0, self.dtype, self.forgetting, self._period,
+            self.keep_prior, self._skip,
+        )
 
     def _bind_state(self) -> None:
         s = self._state
@@ -463,6 +569,9 @@ class DFOP(OnlineModel):
         self._Px, self._work, self._v = s.work_px, s.work_next, s.work_v
         self._counts, self._forgotten = s.counts, s.forgotten
         self._row_shape = (self.n_features,)
+        # The two blocks the state's fields are views of (``_allocate``).
+        self._PW, self._F = s.P.base, s.work_px.base
+        assert self._PW is s.w.base and self._F is s.counts.base
 
     # ------------------------------------------------------------ attributes
     @property
@@ -503,15 +612,28 @@ class DFOP(OnlineModel):
             On NaN/inf in x or y (``on_invalid="raise"``); the state is then
             exactly as before the call.
         """
-        xr = self._row(x)
-        yv = label_to_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
-        yhat, status = _dfop_learn_one(
-            xr, yv, self.forgetting, self._w, self._P, self._Px, self._v, self._counts,
-            self._forgotten, self.p0, self._period, self.keep_prior, self._skip,
-        )
-        if status != OK and not self._skip:
+        # The fast path inlines ``_row`` (shape, dtype, contiguity) and makes
+        # one 4-argument kernel call.
+        if (
+            type(x) is _ndarray
+            and x.dtype is self.dtype
+            and x.shape == self._row_shape
+            and x.flags.c_contiguous
+        ):
+            xr = x
+        else:
+            xr = as_row(x, self.n_features, self.dtype)
+        classify = self._classify
+        if classify:
+            yv = label_to_sign(y)
+        elif type(y) is float:
+            yv = y
+        else:
+            yv = as_scalar(y)
+        yhat = _dfop_learn_one_packed(xr, yv, self._PW, self._F)
+        if yhat != yhat and not self._skip:  # NaN: rejected, state unchanged
             raise ValueError(self._invalid_message(xr, y, "sample"))
-        if self._classify:
+        if classify:
             return 1.0 if yhat >= 0.0 else -1.0
         return yhat
 

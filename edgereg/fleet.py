@@ -26,15 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-import zipfile
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from . import dfop as _dfop_module
-from ._base import StateFileError
+from ._base import StateFileError, atomic_savez, read_npz
 from ._validate import (
     _as_numeric_array,
     check_dtype,
@@ -554,24 +552,12 @@ class Fleet:
         temporary file in the same directory, flushed and fsync'ed, then
         renamed over ``path``: a crash leaves the old file or the new one.
         """
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
         arrays = {f"state.{k}": v for k, v in self._state._asdict().items()}
         meta = {
             "format": np.array(FLEET_FORMAT),
             "params": np.array(json.dumps(self.get_params())),
         }
-        fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **meta, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_savez(path, {**meta, **arrays})
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Fleet:
@@ -584,13 +570,7 @@ class Fleet:
             fit its parameters (or hold NaN/inf).
         """
         path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                contents = {k: npz[k] for k in npz.files}
-        except FileNotFoundError:
-            raise
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
-            raise StateFileError(f"{path!r} is not a readable fleet file: {exc}") from exc
+        contents = read_npz(path, "fleet file")
         if str(contents.get("format", "")) != FLEET_FORMAT:
             raise StateFileError(f"{path!r} is not an edgereg fleet file ({FLEET_FORMAT!r})")
         try:
