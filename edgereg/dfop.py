@@ -65,7 +65,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel
-from ._jit import kernel
+from ._jit import entry_point, kernel
 from ._validate import (
     as_row,
     as_scalar,
@@ -572,6 +572,7 @@ class DFOP(OnlineModel):
         # The two blocks the state's fields are views of (``_allocate``).
         self._PW, self._F = s.P.base, s.work_px.base
         assert self._PW is s.w.base and self._F is s.counts.base
+        self._learn_one_kernel = _dfop_learn_one_packed
 
     # ------------------------------------------------------------ attributes
     @property
@@ -630,7 +631,13 @@ class DFOP(OnlineModel):
             yv = y
         else:
             yv = as_scalar(y)
-        yhat = _dfop_learn_one_packed(xr, yv, self._PW, self._F)
+        kernel = self._learn_one_kernel
+        yhat = kernel(xr, yv, self._PW, self._F)
+        if kernel is _dfop_learn_one_packed:
+            # From now on call the compiled entry point directly: the checks
+            # above guarantee its argument types (float64 y, C-contiguous x
+            # of the model's dtype, the model's own blocks).
+            self._learn_one_kernel = entry_point(kernel, (xr, yv, self._PW, self._F))
         if yhat != yhat and not self._skip:  # NaN: rejected, state unchanged
             raise ValueError(self._invalid_message(xr, y, "sample"))
         if classify:
