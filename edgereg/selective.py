@@ -24,7 +24,8 @@ so the margin needs one product P x (O(d^2)) and no extra matrix, and the
 prediction sign(w_t^T x_t) = sign(w_{t-1}^T x_t) (1 + r' > 0; sign(0) = +1).
 
 Query rule (BBQ): ask for y_t iff r_t > t^-kappa. A queried example is then
-learnt by one Sherman-Morrison step (``_dfop_step``, lambda = 1), O(d^2).
+learnt by one Sherman-Morrison step (lambda = 1, ``_dfop_step``'s symmetric
+u u^T form; ``_update`` reuses the round's P x, f and r'), O(d^2).
 
 Switch detection
 ----------------
@@ -62,10 +63,13 @@ makes the same ones):
   learnt); it survives a restart.
 * "Rebuilt every K L_t rounds": at the end of round t, if
   t - t_rebuild >= rebuild_every * L_t, the demo classifier is refitted from
-  scratch (A_L = I, h = 0) by RLS steps (``_dfop_step``, lambda = 1) over the
-  last min(L_t, labels in the window) examples in chronological order, and
-  t_rebuild = t. Between rebuilds h is frozen. Cost O(L_t d^2) every
-  rebuild_every * L_t rounds: O(d^2 / rebuild_every) amortised.
+  scratch on the last min(L_t, labels in the window) examples:
+  A_L = I + sum x_i x_i^T, b_L = sum y_i x_i, h = A_L^-1 b_L (the RLS fit on
+  those examples), and t_rebuild = t. Between rebuilds h is frozen. It is
+  kept as the inverse Cholesky factor V = U^-1 (A_L = U^T U), so that each
+  round's r'_L = ||V^T x||^2 costs d^2 / 2. Cost L_t d^2 / 2 + d^3 / 3 every
+  rebuild_every * L_t rounds: O(d^2 / rebuild_every + d^3 / (rebuild_every L_t))
+  amortised.
 * Order within a round: predict and decide the query from the state before
   the round; test for a switch with that same state; on a switch reset
   A = I, b = 0 (P = I, w = 0), record the step and make this round t = 1 of
@@ -81,6 +85,14 @@ measures the rate.
 
 The kernels never allocate: every temporary is a ``work*`` array of the
 state; non-finite input is reported with a status before anything is written.
+
+Speed (same decisions, fewer operations): the block kernel accumulates the
+next round's A^-1 x while it writes the updated A^-1 (one pass, like DFOP's
+``_dfop_learn_many``); t^-kappa and the switch test's log and square roots
+are evaluated only when r_t (resp. C_t) is close enough to the threshold to
+need them (``_bbq_query``, ``_switch_test``); the per-round helpers take few
+arrays and have a single exit, so numba drops the atomic reference counting
+of their arguments.
 """
 
 from __future__ import annotations
@@ -94,7 +106,7 @@ import numpy as np
 from ._base import OnlineModel
 from ._jit import kernel
 from ._validate import as_row, check_float, check_int
-from .dfop import _dfop_predict_many, _dfop_predict_one, _dfop_step, _symv
+from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
 
 __all__ = ["SelectiveSampler", "SelectiveState"]
 
@@ -123,83 +135,94 @@ NO_LABEL = 0
 DEMO_LABEL = 1  # asked for the demo window only
 BBQ_LABEL = 2  # asked by the BBQ rule (or given, in learn mode): learnt by the estimator
 
-_INF = np.inf
-
 
 class SelectiveState(NamedTuple):
-    """Fixed memory: 2 d^2 + (window_max + 5) d + window_max values, 64 + 10 int64."""
+    """Fixed memory: 2 d^2 + (window_max + 4) d + window_max values of the dtype,
+    3 d + 8 float64 of scratch and cache, 64 + 10 int64."""
 
     w: np.ndarray  # (d,) w_{t-1} = A^-1 b of the current epoch
     P: np.ndarray  # (d, d) A^-1, exactly symmetric
-    demo_w: np.ndarray  # (d,) demo classifier h
-    demo_P: np.ndarray  # (d, d) A_L^-1 of the demo classifier
+    demo_w: np.ndarray  # (d,) demo classifier h = A_L^-1 b_L
+    demo_factor: np.ndarray  # (d, d) upper triangular V = U^-1, A_L = U^T U (Cholesky)
     window_X: np.ndarray  # (window_max, d) ring of the last labelled (normalised) inputs
     window_y: np.ndarray  # (window_max,) their labels
     switches: np.ndarray  # int64 (SWITCH_RECORD,) ring of the latest switch steps
     counts: np.ndarray  # int64 (10,): see the _SEEN.._DEMO indices
     work_x: np.ndarray  # (d,) scratch: the normalised input
-    work_px: np.ndarray  # (d,) scratch: A^-1 x
-    work_hx: np.ndarray  # (d,) scratch: A_L^-1 x
+    work_next: np.ndarray  # (d,) scratch: the next normalised input (block kernel)
+    work_px: np.ndarray  # float64 (d,) scratch: A^-1 x, then the scaled gain u
+    work_acc: np.ndarray  # float64 (d,) scratch: A_new^-1 x_next (fused pass)
+    work_hx: np.ndarray  # float64 (d,) scratch: V^T x (zero when not detecting)
+    work_cache: np.ndarray  # float64 (8,): the _C_* bounds (speed only, never a decision)
+
+
+# Indices into ``work_cache``: bracket of the query threshold t^-kappa for t in
+# [t0, t1], and the lower bound c_1^2 of c^2 in the switch test. Stale entries
+# (other kappa or delta, t out of the bracket) are recomputed; the decisions
+# never depend on the cache, only whether a pow or log is evaluated.
+_C_T0, _C_T1, _C_HI, _C_LO, _C_KAPPA, _C_CLO2, _C_DELTA = range(7)
+_N_CACHE = 8
+#: Below this epoch round the threshold t^-kappa is always computed exactly.
+_BRACKET_FROM = 64
+#: Up to this d the demo product runs over whole rows of V (measured faster
+#: than the triangle: d = 10 and 50); above it, over the upper triangle only.
+_FULL_ROWS_UP_TO = 64
 
 
 def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveState:
     d = n_features
+    cache = np.zeros(_N_CACHE, dtype=np.float64)
+    cache[_C_KAPPA] = cache[_C_DELTA] = np.nan  # stale: filled on first use
+    cache[_C_T0] = cache[_C_T1] = -1.0
     return SelectiveState(
         w=np.zeros(d, dtype=dtype),
         P=np.eye(d, dtype=dtype),
         demo_w=np.zeros(d, dtype=dtype),
-        demo_P=np.eye(d, dtype=dtype),
+        demo_factor=np.eye(d, dtype=dtype),
         window_X=np.zeros((window_max, d), dtype=dtype),
         window_y=np.zeros(window_max, dtype=dtype),
         switches=np.full(SWITCH_RECORD, -1, dtype=np.int64),
         counts=np.zeros(_N_COUNTS, dtype=np.int64),
         work_x=np.zeros(d, dtype=dtype),
-        work_px=np.zeros(d, dtype=dtype),
-        work_hx=np.zeros(d, dtype=dtype),
+        work_next=np.zeros(d, dtype=dtype),
+        work_px=np.zeros(d, dtype=np.float64),
+        work_acc=np.zeros(d, dtype=np.float64),
+        work_hx=np.zeros(d, dtype=np.float64),
+        work_cache=cache,
     )
 
 
 # --------------------------------------------------------------------- kernels
 @kernel
-def _prepare(x, normalize, xn):
-    """xn = x / ||x|| (x = 0 stays 0), or a copy; False if x is not finite.
+def _prepare(X, t, normalize, xn):
+    """xn = X[t] / ||X[t]|| (x = 0 stays 0), or a copy; False if X[t] is not finite.
 
     The norm is taken of x / max|x_j| so that it neither overflows nor
-    underflows for any finite x.
+    underflows for any finite x. Row t of a 2-D block (the one-sample paths
+    pass x as a 1 x d view): no row view is made, and the single exit lets
+    numba drop the reference counting of the arguments.
     """
-    d = x.shape[0]
+    d = X.shape[1]
     m = 0.0
+    finite = True
     for j in range(d):
-        a = abs(x[j])
+        a = abs(np.float64(X[t, j]))
         if not np.isfinite(a):
-            return False
-        if a > m:
+            finite = False
+        elif a > m:
             m = a
-    if not normalize:
+    scale = 1.0  # a copy when not normalising, and x = 0 stays 0
+    if finite and normalize and m > 0.0:
+        inv_m = 1.0 / m
+        ss = 0.0
         for j in range(d):
-            xn[j] = x[j]
-        return True
-    if m == 0.0:
+            v = X[t, j] * inv_m
+            ss += v * v
+        scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
+    if finite:
         for j in range(d):
-            xn[j] = 0.0
-        return True
-    inv_m = 1.0 / m
-    ss = 0.0
-    for j in range(d):
-        v = x[j] * inv_m
-        ss += v * v
-    scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
-    for j in range(d):
-        xn[j] = x[j] * scale
-    return True
-
-
-@kernel
-def _dot(a, b):
-    acc = 0.0
-    for j in range(a.shape[0]):
-        acc += a[j] * b[j]
-    return acc
+            xn[j] = X[t, j] * scale
+    return finite
 
 
 @kernel
@@ -220,51 +243,87 @@ def _window_length(t, window0, window_max):
 
 
 @kernel
-def _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, hP,
-            window_X, counts, xn, Px, hx):
-    """Round quantities from the state before the round; writes only work arrays.
+def _demo_triangle(xn, V, v):
+    """v = V^T x, so that r'_L = x^T A_L^-1 x = ||v||^2 (``_products``): d^2 / 2 multiply-adds.
 
-    Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
-    rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
-    detecting) and what to do with the label: BBQ_LABEL when forced or
-    r_t > t^-kappa, else DEMO_LABEL in a demo round, else NO_LABEL.
-    Status INVALID when x (or anything derived) is not finite.
+    V = U^-1 is upper triangular (A_L = U^T U, so A_L^-1 = V V^T): v is a
+    sequence of axpys on the rows of V. The inner loops run over
+    ``range(d - j)`` (offset j): numba vectorises those, not ``range(j, d)``.
     """
-    if not _prepare(x, normalize, xn):
-        return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
-    _symv(P, xn, Px)
-    f = _dot(w, xn)
-    rp = _dot(xn, Px)
-    nn = _dot(xn, xn)  # A = I after a restart: x^T A^-1 x = ||x||^2 must be finite too
-    g = 0.0
-    rLp = 0.0
-    if detect:
-        _symv(hP, xn, hx)
-        g = _dot(hw, xn)
-        rLp = _dot(xn, hx)
-    if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
-            and np.isfinite(g) and np.isfinite(rLp)):
-        return f, rp, g, rLp, NO_LABEL, INVALID
-    if forced:
-        return f, rp, g, rLp, BBQ_LABEL, OK
-    t = counts[_T] + 1
-    r = rp / (1.0 + rp)
-    if r > float(t) ** (-kappa):
-        return f, rp, g, rLp, BBQ_LABEL, OK
-    if detect:
-        # Demo rounds: the last L_t rounds before the scheduled rebuild.
-        L = _window_length(t, window0, window_X.shape[0])
-        if t - counts[_REBUILT] > (rebuild_every - 1) * L:
-            return f, rp, g, rLp, DEMO_LABEL, OK
-    return f, rp, g, rLp, NO_LABEL, OK
+    d = xn.shape[0]
+    for i in range(d):
+        v[i] = 0.0
+    for j in range(d):
+        xj = np.float64(xn[j])
+        for i in range(d - j):
+            v[j + i] += V[j, j + i] * xj
 
 
 @kernel
-def _switch_test(f, rp, g, rLp, t, delta):
-    """C_t > K_t with the margins and r's of SPEC.md section 4 (see module notes)."""
+def _demo_rows(xn, V, v):
+    """``_demo_triangle`` over whole rows of V: the zeros below the diagonal
+    add only signed zeros, so ||v||^2 is the same bits; short rows
+    (d <= ``_FULL_ROWS_UP_TO``) loop faster this way."""
+    d = xn.shape[0]
+    for i in range(d):
+        v[i] = 0.0
+    for j in range(d):
+        xj = np.float64(xn[j])
+        Vj = V[j]  # a row view vectorises better here than V[j, i]
+        for i in range(d):
+            v[i] += xj * Vj[i]
+
+
+@kernel
+def _bbq_query(r, t, kappa, cache):
+    """r > t^-kappa, with t^-kappa evaluated only when r falls in the cached bracket.
+
+    For t in [t0, t1] (t1 = t0 + t0 // 64), t1^-kappa <= t^-kappa <= t0^-kappa;
+    the cached ends are widened by 1e-12 (relative) against the rounding of
+    pow, so r above the upper end or at/below the lower end decides exactly
+    as the direct comparison. A pow is computed when the bracket moves (every
+    t/64 rounds) and when r lies inside it.
+    """
+    tf = float(t)
+    if t < _BRACKET_FROM:
+        return r > tf ** (-kappa)
+    if not (cache[_C_T0] <= tf <= cache[_C_T1]) or cache[_C_KAPPA] != kappa:
+        t1 = tf + float(t // 64)
+        cache[_C_T0] = tf
+        cache[_C_T1] = t1
+        cache[_C_HI] = tf ** (-kappa) * (1.0 + 1e-12)
+        cache[_C_LO] = t1 ** (-kappa) * (1.0 - 1e-12)
+        cache[_C_KAPPA] = kappa
+    if r > cache[_C_HI]:
+        return True
+    if r <= cache[_C_LO]:
+        return False
+    return r > tf ** (-kappa)
+
+
+@kernel
+def _switch_test(f, rp, g, rLp, t, delta, cache):
+    """C_t > K_t with the margins and r's of SPEC.md section 4 (see module notes).
+
+    The log and square roots are needed only when C_t exceeds a lower bound
+    of K_t: with s = r + r_L, sqrt(r) + sqrt(r_L) >= sqrt(s) and c >= c_1 (c
+    at t = 1, c grows with t), so K_t >= c_1 sqrt(s) + s. C_t - s <= 0, or
+    (C_t - s)^2 <= c_1^2 s (c_1^2 lowered by 1e-9 against rounding), proves
+    C_t <= K_t; otherwise K_t is computed as written.
+    """
     r = rp / (1.0 + rp)
     rL = rLp / (1.0 + rLp)
     C = abs(f / (1.0 + rp) - g / (1.0 + rLp))
+    s = r + rL
+    D = C - s
+    if D <= 0.0:
+        return False
+    if cache[_C_DELTA] != delta:
+        c1 = math.sqrt(2.0 * math.log(4.0 / delta)) + 1.0  # delta_1 = delta / 2
+        cache[_C_CLO2] = c1 * c1 * (1.0 - 1e-9)
+        cache[_C_DELTA] = delta
+    if D * D <= cache[_C_CLO2] * s:
+        return False
     tf = float(t)
     delta_t = delta / (tf * (tf + 1.0))
     c = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
@@ -273,126 +332,302 @@ def _switch_test(f, rp, g, rLp, t, delta):
 
 
 @kernel
-def _rebuild(window_X, window_y, counts, m, hw, hP, hx):
-    """Refit the demo classifier from scratch on the last m labelled examples."""
+def _rebuild(window_X, window_y, head, m, hw, V, acc):
+    """Refit the demo classifier from scratch on the last m labelled examples.
+
+    A_L = I + sum x_i x_i^T and b_L = sum y_i x_i are formed (upper triangle
+    of ``V``), factored A_L = U^T U (Cholesky, right-looking: A_L >= I, so
+    every pivot is >= 1), U is inverted in place (V = U^-1, rows from the
+    last) and h = A_L^-1 b_L = V (V^T b_L). Then per round
+    x^T A_L^-1 x = ||V^T x||^2 (``_demo_triangle``). Every inner loop is an
+    axpy on a row segment (vectorised): m d^2 / 2 + d^3 / 3 multiply-adds in
+    place, ``acc`` is scratch.
+    """
     d = hw.shape[0]
     for i in range(d):
         hw[i] = 0.0
-        Pi = hP[i]
+        Vi = V[i]
         for j in range(d):
-            Pi[j] = 0.0
-        Pi[i] = 1.0
+            Vi[j] = 0.0
+        Vi[i] = 1.0
     cap = window_X.shape[0]
-    start = counts[_HEAD] - m
+    start = head - m
     if start < 0:
         start += cap
     for k in range(m):
-        i = start + k
-        if i >= cap:
-            i -= cap
-        # Window entries were finite when stored: the step cannot fail.
-        _dfop_step(window_X[i], window_y[i], 1.0, hw, hP, hx, _INF)
+        r = start + k
+        if r >= cap:
+            r -= cap
+        xk = window_X[r]
+        yk = np.float64(window_y[r])
+        for a in range(d):
+            xa = np.float64(xk[a])
+            hw[a] += yk * xa
+            Va = V[a]
+            for j in range(d - a):
+                Va[a + j] += xa * xk[a + j]
+    # Cholesky A_L = U^T U in place (upper), by rank-one updates of the trailing rows.
+    for k in range(d):
+        Vk = V[k]
+        ukk = math.sqrt(np.float64(Vk[k]))
+        Vk[k] = ukk
+        inv = 1.0 / ukk
+        for j in range(d - k - 1):
+            Vk[k + 1 + j] *= inv
+        for ii in range(d - k - 1):
+            i = k + 1 + ii  # offsets from range(0, .): numba then vectorises
+            uki = np.float64(Vk[i])
+            Vi = V[i]
+            for j in range(d - i):
+                Vi[i + j] -= uki * Vk[i + j]
+    # V = U^-1 in place: V_ij = -(1/U_ii) sum_{i<k<=j} U_ik V_kj (rows below already V).
+    for r in range(d):
+        i = d - 1 - r
+        Vi = V[i]
+        for j in range(d):
+            acc[j] = 0.0
+        for kk in range(d - i - 1):
+            k = i + 1 + kk
+            uik = np.float64(Vi[k])
+            Vk = V[k]
+            for j in range(d - k):
+                acc[k + j] += uik * Vk[k + j]
+        vii = 1.0 / np.float64(Vi[i])
+        Vi[i] = vii
+        for j in range(d - i - 1):
+            Vi[i + 1 + j] = -vii * acc[i + 1 + j]
+    # h = V (V^T b_L).
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        bi = np.float64(hw[i])
+        Vi = V[i]
+        for j in range(d - i):
+            acc[i + j] += bi * Vi[i + j]
+    for i in range(d):
+        Vi = V[i]
+        s = 0.0
+        for j in range(d - i):
+            s += np.float64(Vi[i + j]) * acc[i + j]
+        hw[i] = s
 
 
 @kernel
-def _commit(xn, y, ask, learnt, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-            w, P, hw, hP, window_X, window_y, switches, counts, Px, hx):
-    """Finish a round assessed by ``_assess``: switch test, restart, learn, rebuild.
+def _gain(y, f, rp):
+    """Sherman-Morrison step sizes: w += Px (y - f) / (1 + r'), u = Px / sqrt(1 + r')."""
+    c = 1.0 / (1.0 + rp)
+    return (y - f) * c, math.sqrt(c)
+
+
+@kernel
+def _update(y, f, rp, w, P, Px):
+    """Learn (x, y) given Px = A^-1 x, f = w^T x, r' = x^T Px (Sherman-Morrison, lambda = 1).
+
+    w <- w + Px (y - f) / (1 + r'), A^-1 <- A^-1 - u u^T with
+    u = Px / sqrt(1 + r') (``_dfop_step``'s symmetric form: A^-1 stays
+    exactly symmetric); Px is left holding u.
+
+    Not ``_dfop_step``: that recomputes A^-1 x, w^T x and x^T A^-1 x, which
+    the round already has (for the query rule and the switch test), and
+    cannot fuse the next round's product (``_update_fused``); lambda = 1
+    also drops the discount's multiply and the variance cap. The entries
+    written are ``_dfop_step``'s up to the rounding of r'. Finite x
+    (|x_j| <= 1 when normalised), y and r' >= 0, checked by the caller,
+    keep it finite.
+    """
+    d = w.shape[0]
+    gain, sc = _gain(y, f, rp)
+    for j in range(d):
+        w[j] += Px[j] * gain
+        Px[j] *= sc
+    for i in range(d):
+        ui = Px[i]
+        for j in range(d):
+            P[i, j] = P[i, j] - ui * Px[j]
+
+
+@kernel
+def _update_fused(y, f, rp, w, P, Px, xnext, acc):
+    """``_update``, and acc = A_new^-1 xnext accumulated in the same pass over A^-1.
+
+    The next round then needs no product of its own: the same sums in the
+    same order as ``_symv`` (which the one-sample paths call), so the same bits.
+    """
+    d = w.shape[0]
+    gain, sc = _gain(y, f, rp)
+    for j in range(d):
+        w[j] += Px[j] * gain
+        Px[j] *= sc
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        ui = Px[i]
+        xi = np.float64(xnext[i])
+        for j in range(d):
+            P[i, j] = P[i, j] - ui * Px[j]
+            # Re-read the stored value: in float32 it is the rounded one
+            # _symv would see.
+            acc[j] += xi * P[i, j]
+
+
+@kernel
+def _products(xn, w, Px, hw, v):
+    """(f, r', ||x||^2, g, r'_L) = (w^T x, x^T Px, x^T x, h^T x, ||v||^2).
+
+    Px = A^-1 x and v = V^T x are given (v = 0 and h = 0 when not
+    detecting). One loop: the five sums are independent chains that overlap
+    (without fastmath each is a serial chain of adds, the cost at small d).
+    """
+    f = 0.0
+    rp = 0.0
+    nn = 0.0  # A = I after a restart: x^T A^-1 x = ||x||^2 must be finite too
+    g = 0.0
+    rLp = 0.0
+    for j in range(xn.shape[0]):
+        xj = np.float64(xn[j])
+        f += np.float64(w[j]) * xj
+        rp += xj * Px[j]
+        nn += xj * xj
+        g += np.float64(hw[j]) * xj
+        rLp += v[j] * v[j]
+    return f, rp, nn, g, rLp
+
+
+@kernel
+def _decide(forced, detect, rp, t, kappa, window0, window_max, rebuild_every, t_rebuilt, cache):
+    """What round t does with its label: BBQ_LABEL when forced or r_t > t^-kappa,
+    else DEMO_LABEL in a demo round (the last L_t rounds before the scheduled
+    rebuild), else NO_LABEL."""
+    ask = NO_LABEL
+    if forced:
+        ask = BBQ_LABEL
+    elif _bbq_query(rp / (1.0 + rp), t, kappa, cache):
+        ask = BBQ_LABEL
+    elif detect:
+        L = _window_length(t, window0, window_max)
+        if t - t_rebuilt > (rebuild_every - 1) * L:
+            ask = DEMO_LABEL
+    return ask
+
+
+@kernel
+def _restart(switches, counts, w, P, xn, Px):
+    """Declare a switch at this round: record it, A^-1 = I, w = 0, Px = x; returns x^T x."""
+    k = counts[_SWITCHES]
+    switches[k % switches.shape[0]] = counts[_SEEN]
+    counts[_SWITCHES] = k + 1
+    counts[_REBUILT] = 0
+    d = w.shape[0]
+    rp = 0.0
+    for i in range(d):
+        w[i] = 0.0
+        for j in range(d):
+            P[i, j] = 0.0
+        P[i, i] = 1.0
+        xi = np.float64(xn[i])
+        Px[i] = xi
+        rp += xi * xi
+    return rp
+
+
+@kernel
+def _record(xn, y, ask, detect, window_X, window_y, counts):
+    """Count a used label and push (x, y) into the window ring."""
+    counts[_QUERIES] += 1
+    if ask == DEMO_LABEL:
+        counts[_DEMO] += 1
+    if detect:
+        cap = window_X.shape[0]
+        h = counts[_HEAD]
+        for j in range(xn.shape[0]):
+            window_X[h, j] = xn[j]
+        window_y[h] = y
+        counts[_HEAD] = h + 1 if h + 1 < cap else 0
+        if counts[_SIZE] < cap:
+            counts[_SIZE] += 1
+
+
+@kernel
+def _end_round(t, detect, window0, window_max, rebuild_every, counts):
+    """Close epoch round t; returns how many window examples the demo
+    classifier must be refitted on now (t - t_rebuild >= K L_t), else -1."""
+    counts[_T] = t
+    counts[_SEEN] += 1
+    m = -1
+    if detect:
+        L = _window_length(t, window0, window_max)
+        if t - counts[_REBUILT] >= rebuild_every * L:
+            m = counts[_SIZE] if counts[_SIZE] < L else L
+            counts[_REBUILT] = t
+            counts[_REBUILDS] += 1
+    return m
+
+
+@kernel
+def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
+                window_X, counts, xn, Px, hx, cache):
+    """Round quantities from the state before the round; writes only work arrays.
+
+    Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
+    rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
+    detecting) and ``_decide``'s ask. Status INVALID when x (or anything
+    derived) is not finite. ``_run_many`` makes the same calls in the same
+    order (inline, and with the product A^-1 x fused into the previous update).
+    """
+    if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
+        return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
+    _symv(P, xn, Px)
+    if detect:
+        if xn.shape[0] <= _FULL_ROWS_UP_TO:
+            _demo_rows(xn, G, hx)
+        else:
+            _demo_triangle(xn, G, hx)
+    f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
+    if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
+            and np.isfinite(g) and np.isfinite(rLp)):
+        return f, rp, g, rLp, NO_LABEL, INVALID
+    ask = _decide(forced, detect, rp, counts[_T] + 1, kappa, window0, window_X.shape[0],
+                  rebuild_every, counts[_REBUILT], cache)
+    return f, rp, g, rLp, ask, OK
+
+
+@kernel
+def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache):
+    """Finish a round assessed by ``_assess_one``: switch test, restart, learn, rebuild.
 
     ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
     BBQ_LABEL (y is learnt by the estimator and goes to the window).
-    ``learnt``: the learn path already applied the BBQ step to the
-    estimator (it is redone from A = I if the round restarts it).
-
-    Returns ``(status, switched)``; INVALID (a queried label that is not
-    finite) is returned before anything is written.
+    Returns the status: INVALID (a queried label that is not finite) before
+    anything is written.
     """
     if ask != NO_LABEL and not np.isfinite(y):
-        return INVALID, False
-    d = xn.shape[0]
+        return INVALID
     t = counts[_T] + 1
-    switched = False
-    if detect and _switch_test(f, rp, g, rLp, t, delta):
-        switched = True
-        k = counts[_SWITCHES]
-        switches[k % switches.shape[0]] = counts[_SEEN]
-        counts[_SWITCHES] = k + 1
-        for i in range(d):
-            w[i] = 0.0
-            Pi = P[i]
-            for j in range(d):
-                Pi[j] = 0.0
-            Pi[i] = 1.0
+    if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
+        rp = _restart(switches, counts, w, P, xn, Px)
+        f = 0.0
         t = 1
-        counts[_REBUILT] = 0
-        learnt = False
-    if ask == BBQ_LABEL and not learnt:
-        # Finite x, ||x||^2, x^T P x and y (checked) keep this step finite.
-        _dfop_step(xn, y, 1.0, w, P, Px, _INF)
+    if ask == BBQ_LABEL:
+        _update(y, f, rp, w, P, Px)
     if ask != NO_LABEL:
-        counts[_QUERIES] += 1
-        if ask == DEMO_LABEL:
-            counts[_DEMO] += 1
-        if detect:
-            cap = window_X.shape[0]
-            h = counts[_HEAD]
-            row = window_X[h]
-            for j in range(d):
-                row[j] = xn[j]
-            window_y[h] = y
-            counts[_HEAD] = h + 1 if h + 1 < cap else 0
-            if counts[_SIZE] < cap:
-                counts[_SIZE] += 1
-    counts[_T] = t
-    counts[_SEEN] += 1
-    if detect:
-        L = _window_length(t, window0, window_X.shape[0])
-        if t - counts[_REBUILT] >= rebuild_every * L:
-            m = counts[_SIZE] if counts[_SIZE] < L else L
-            _rebuild(window_X, window_y, counts, m, hw, hP, hx)
-            counts[_REBUILT] = t
-            counts[_REBUILDS] += 1
-    return OK, switched
-
-
-@kernel
-def _learn_round(x, y, normalize, detect, delta, window0, rebuild_every,
-                 w, P, hw, hP, window_X, window_y, switches, counts, xn, Px, hx):
-    """A round whose label is given (learn mode): learn first, then test.
-
-    Saves the product A^-1 x that ``_assess`` would compute: the RLS step
-    leaves u = A^-1 x / sqrt(1 + r') in Px, so s = x^T u = r' / sqrt(1 + r')
-    and r' = (s^2 + s sqrt(s^2 + 4)) / 2 (the positive root). Same
-    decisions as ``_assess`` + ``_commit`` up to rounding of r'.
-    """
-    if not _prepare(x, normalize, xn):
-        return 0.0, INVALID
-    nn = _dot(xn, xn)
-    g = 0.0
-    rLp = 0.0
-    if detect:
-        _symv(hP, xn, hx)
-        g = _dot(hw, xn)
-        rLp = _dot(xn, hx)
-    if not (np.isfinite(nn) and np.isfinite(g) and np.isfinite(rLp)):
-        return 0.0, INVALID
-    # Checks x, y and the update before writing anything.
-    f, status = _dfop_step(xn, y, 1.0, w, P, Px, _INF)
-    if status != OK:
-        return f, status
-    s = _dot(xn, Px)
-    rp = 0.5 * (s * s + s * math.sqrt(s * s + 4.0))
-    status, _ = _commit(xn, y, BBQ_LABEL, True, f, rp, g, rLp, detect, delta, window0,
-                        rebuild_every, w, P, hw, hP, window_X, window_y, switches, counts,
-                        Px, hx)
-    return f, status
+        _record(xn, y, ask, detect, window_X, window_y, counts)
+    m = _end_round(t, detect, window0, window_X.shape[0], rebuild_every, counts)
+    if m >= 0:
+        _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
+    return OK
 
 
 @kernel
 def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
-               w, P, hw, hP, window_X, window_y, switches, counts, xn, Px, hx):
-    f, status = _learn_round(x, y, normalize, detect, delta, window0, rebuild_every,
-                             w, P, hw, hP, window_X, window_y, switches, counts, xn, Px, hx)
+               w, P, hw, G, window_X, window_y, switches, counts, xn, Px, hx, cache):
+    """A round whose label is given (learn mode): ``_assess_one`` (forced) + ``_commit``."""
+    f, rp, g, rLp, ask, status = _assess_one(x, normalize, detect, 0.5, window0,
+                                             rebuild_every, True, w, P, hw, G, window_X,
+                                             counts, xn, Px, hx, cache)
+    if status == OK:
+        status = _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache)
     if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status
@@ -400,46 +635,84 @@ def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
 
 @kernel
 def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-              w, P, hw, hP, window_X, window_y, switches, counts, xn, Px, hx, out, asked):
-    """The whole protocol over a block; the same calls as the one-sample paths.
+              w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
+              out, asked):
+    """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
 
     ``forced``: every row is labelled (learn_many); else the BBQ rule decides
     and Y[t] is read only for queried rows (process_many). out[t] is
     w_{t-1}^T x_t (its sign is the prediction); asked[t] whether y_t was used.
-    Returns -1, or the first invalid row when not skipping (rows before it
-    are done, it and the rows after it are not).
+    When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
+    accumulated in the update's pass (``_update_fused``), so the next round
+    skips ``_symv``. The round's logic is written out here rather than
+    calling ``_assess_one``/``_commit``: numba does not inline those, and
+    passing their ~20 arrays costs an atomic incref and decref each per call
+    (more than the arithmetic at d = 10); the small helpers called here are
+    shared, and the tests check the two paths bit for bit. Returns -1, or
+    the first invalid row when not skipping (rows before it are done, it and
+    the rows after it are not).
     """
     n = X.shape[0]
+    d = X.shape[1]
+    cap = window_X.shape[0]
+    prepared = False  # xn already holds row t prepared
+    fresh = False  # Px already holds A^-1 xn
     for t in range(n):
-        if forced:
-            f, status = _learn_round(X[t], Y[t], normalize, detect, delta, window0,
-                                     rebuild_every, w, P, hw, hP, window_X, window_y,
-                                     switches, counts, xn, Px, hx)
-            out[t] = f
-            asked[t] = status == OK
-            if status != OK:
-                if skip:
-                    counts[_SKIPPED] += 1
+        ok = True
+        if not prepared:
+            ok = _prepare(X, t, normalize, xn)
+        prepared = False
+        fused = False
+        ask = NO_LABEL
+        status = INVALID
+        if ok:
+            if not fresh:
+                _symv(P, xn, Px)
+            if detect:
+                if d <= _FULL_ROWS_UP_TO:  # two kernels, not a branch inside one
+                    _demo_rows(xn, G, hx)
                 else:
-                    return t
-            continue
-        f, rp, g, rLp, ask, status = _assess(X[t], normalize, detect, kappa, window0,
-                                             rebuild_every, forced, w, P, hw, hP, window_X,
-                                             counts, xn, Px, hx)
-        out[t] = f
-        asked[t] = False
-        if status == OK:
-            y = Y[t] if ask != NO_LABEL else 0.0
-            status, _ = _commit(xn, y, ask, False, f, rp, g, rLp, detect, delta, window0,
-                                rebuild_every, w, P, hw, hP, window_X, window_y, switches,
-                                counts, Px, hx)
-            if status == OK:
-                asked[t] = ask != NO_LABEL
+                    _demo_triangle(xn, G, hx)
+            f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
+            out[t] = f  # the prediction, made before any restart
+            if (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
+                    and np.isfinite(g) and np.isfinite(rLp)):
+                tt = counts[_T] + 1
+                ask = _decide(forced, detect, rp, tt, kappa, window0, cap, rebuild_every,
+                              counts[_REBUILT], cache)
+                y = Y[t] if ask != NO_LABEL else 0.0
+                if ask == NO_LABEL or np.isfinite(y):
+                    status = OK
+                    if detect and _switch_test(f, rp, g, rLp, tt, delta, cache):
+                        rp = _restart(switches, counts, w, P, xn, Px)
+                        f = 0.0
+                        tt = 1
+                    if ask == BBQ_LABEL:
+                        if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
+                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            prepared = True
+                            fused = True
+                        else:
+                            _update(y, f, rp, w, P, Px)
+                    if ask != NO_LABEL:
+                        _record(xn, y, ask, detect, window_X, window_y, counts)
+                    m = _end_round(tt, detect, window0, cap, rebuild_every, counts)
+                    if m >= 0:
+                        _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
+        else:
+            out[t] = 0.0
+        asked[t] = status == OK and ask != NO_LABEL
         if status != OK:
-            if skip:
-                counts[_SKIPPED] += 1
-            else:
+            if not skip:
                 return t
+            counts[_SKIPPED] += 1
+        if prepared:
+            for j in range(d):
+                xn[j] = xnext[j]
+        if fused:
+            for j in range(d):
+                Px[j] = acc[j]
+        fresh = fused
     return -1
 
 
@@ -518,12 +791,13 @@ class SelectiveSampler(OnlineModel):
 
     Notes
     -----
-    Memory, fixed at construction: 2 d^2 + (window_max + 5) d + window_max
-    values of ``dtype`` plus 584 bytes of counters and switch record
-    (d = 10, window_max = 2000, float64: 178 KB; d = 200: 3.5 MB). Time per
-    round O(d^2): two products A^{-1} x and A_L^{-1} x, a Sherman-Morrison
-    update on queried rounds, and the demo rebuilds, O(d^2 / rebuild_every)
-    amortised.
+    Memory, fixed at construction: 2 d^2 + (window_max + 4) d + window_max
+    values of ``dtype``, 3 d + 8 float64 of scratch, plus 592 bytes of
+    counters and switch record (d = 10, window_max = 2000, float64: 179 KB;
+    d = 200: 3.9 MB). Time per round O(d^2): the product A^{-1} x (fused
+    into the previous update when that round learnt), the demo's
+    ||V^T x||^2 (d^2 / 2), a Sherman-Morrison update on queried rounds, and
+    the demo rebuilds, O(d^2 / rebuild_every) amortised.
 
     Examples
     --------
@@ -579,8 +853,18 @@ class SelectiveSampler(OnlineModel):
         # Kernel argument tail shared by every call (plain arrays: cheaper to
         # dispatch than the NamedTuple).
         self._arrays = (
-            s.w, s.P, s.demo_w, s.demo_P, s.window_X, s.window_y, s.switches, s.counts,
-            s.work_x, s.work_px, s.work_hx,
+            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
+            s.work_x, s.work_next, s.work_px, s.work_acc, s.work_hx, s.work_cache,
+        )
+        # _learn_one's tail (no fusion scratch).
+        self._one_arrays = (
+            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
+            s.work_x, s.work_px, s.work_hx, s.work_cache,
+        )
+        # _assess_one's tail: w, P, h, G, window_X, counts, xn, Px, hx, cache.
+        self._assess_arrays = (
+            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.counts, s.work_x, s.work_px,
+            s.work_hx, s.work_cache,
         )
         self._row_shape = (self.n_features,)
 
@@ -640,11 +924,9 @@ class SelectiveSampler(OnlineModel):
     def should_query(self, x: Any) -> bool:
         """The BBQ rule for x as the next round t: r_t > t^-kappa (no state change)."""
         xr = self._row(x)
-        s = self._state
-        *_, ask, status = _assess(
+        *_, ask, status = _assess_one(
             xr, self.normalize, self.detect_switch, self.kappa, self.window0,
-            self.rebuild_every, False, s.w, s.P, s.demo_w, s.demo_P, s.window_X, s.counts,
-            s.work_x, s.work_px, s.work_hx,
+            self.rebuild_every, False, *self._assess_arrays,
         )
         if status != OK:
             raise ValueError(self._invalid_message(xr, 0.0, "sample"))
@@ -665,7 +947,7 @@ class SelectiveSampler(OnlineModel):
         xr = self._row(x)
         f, status = _learn_one(
             xr, _label(y), self.normalize, self.detect_switch, self.delta, self.window0,
-            self.rebuild_every, self._skip, *self._arrays,
+            self.rebuild_every, self._skip, *self._one_arrays,
         )
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
@@ -686,20 +968,19 @@ class SelectiveSampler(OnlineModel):
         """
         xr = self._row(x)
         s = self._state
-        f, rp, g, rLp, ask, status = _assess(
+        f, rp, g, rLp, ask, status = _assess_one(
             xr, self.normalize, self.detect_switch, self.kappa, self.window0,
-            self.rebuild_every, False, s.w, s.P, s.demo_w, s.demo_P, s.window_X, s.counts,
-            s.work_x, s.work_px, s.work_hx,
+            self.rebuild_every, False, *self._assess_arrays,
         )
         pred = 1.0 if f >= 0.0 else -1.0
         q = ask != NO_LABEL
         y: Any = 0.0
         if status == OK:
             y = label_oracle() if q else 0.0
-            status, _ = _commit(
-                s.work_x, _label(y) if q else 0.0, ask, False, f, rp, g, rLp, self.detect_switch,
+            status = _commit(
+                s.work_x, _label(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
                 self.delta, self.window0, self.rebuild_every, *self._arrays[:8],
-                s.work_px, s.work_hx,
+                s.work_px, s.work_hx, s.work_cache,
             )
         if status != OK:
             if self._skip:

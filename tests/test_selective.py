@@ -19,6 +19,13 @@ from numba.core.runtime import _nrt_python, rtsys
 from reference import selective_reference
 
 from edgereg import SelectiveSampler
+from edgereg.selective import (
+    _bbq_query,
+    _demo_rows,
+    _demo_triangle,
+    _rebuild,
+    _switch_test,
+)
 from edgereg.streams import switch_stream
 
 REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3)
@@ -227,3 +234,101 @@ def test_bad_parameters_are_explained():
         SelectiveSampler(3, window0=100, window_max=50)
     with pytest.raises(TypeError, match="detect_switch"):
         SelectiveSampler(3, detect_switch="yes")
+
+
+# ------------------------------------------------------- the fast kernels' parts
+def test_rebuild_factor_is_the_inverse_cholesky_of_the_window():
+    # The demo classifier is kept as V = U^-1 (A_L = U^T U): V V^T = A_L^-1 and
+    # h = A_L^-1 b_L for the last m window entries, ring wrap-around included.
+    rng = np.random.default_rng(0)
+    for d, cap, head, m in [(1, 5, 2, 4), (3, 20, 7, 15), (70, 90, 10, 80), (6, 9, 0, 0)]:
+        X = rng.normal(size=(cap, d))
+        X /= np.linalg.norm(X, axis=1)[:, None]
+        y = rng.choice([-1.0, 1.0], size=cap)
+        h, V, scratch = np.zeros(d), rng.normal(size=(d, d)), np.zeros(d)
+        _rebuild(X, y, head, m, h, V, scratch)
+        rows = [(head - m + k) % cap for k in range(m)]
+        A = np.eye(d) + X[rows].T @ X[rows]
+        np.testing.assert_array_equal(V, np.triu(V))
+        np.testing.assert_allclose(V @ V.T, np.linalg.inv(A), rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(h, np.linalg.solve(A, X[rows].T @ y[rows]), atol=1e-12)
+
+
+def test_demo_products_rows_and_triangle_agree_bit_for_bit():
+    rng = np.random.default_rng(1)
+    for d in (1, 5, 64, 65, 130):
+        V, x = np.triu(rng.normal(size=(d, d))), rng.normal(size=d)
+        va, vb = np.zeros(d), np.zeros(d)
+        _demo_rows(x, V, va)
+        _demo_triangle(x, V, vb)
+        np.testing.assert_allclose(va, V.T @ x, rtol=1e-12, atol=1e-12)
+        assert np.sum(va * va) == np.sum(vb * vb)
+        np.testing.assert_array_equal(np.abs(va), np.abs(vb))  # up to signed zeros
+
+
+def test_bbq_query_bracket_decides_exactly_as_the_direct_comparison():
+    # The cached bracket only saves pow calls: every decision, including r a
+    # few ulps either side of t^-kappa and the bracket's ends, is r > t^-kappa.
+    rng = np.random.default_rng(2)
+    cache = SelectiveSampler(2).state.work_cache.copy()
+    for kappa in (0.5, 0.3, 0.9):
+        for t in list(range(1, 300)) + list(rng.integers(300, 10**7, size=300)) + [64, 65, 128]:
+            thr = float(t) ** (-kappa)
+            for r in (thr, np.nextafter(thr, 0), np.nextafter(thr, 1), thr * 1.01,
+                      thr * 0.99, thr * (1 + 1e-13), thr * (1 - 1e-13), rng.uniform(0, 1)):
+                assert _bbq_query(r, int(t), kappa, cache) == (r > thr), (kappa, t, r)
+
+
+def test_switch_test_bound_decides_exactly_as_the_formula():
+    rng = np.random.default_rng(3)
+    cache = SelectiveSampler(2).state.work_cache.copy()
+
+    def direct(f, rp, g, rLp, t, delta):
+        r, rL = rp / (1 + rp), rLp / (1 + rLp)
+        C = abs(f / (1 + rp) - g / (1 + rLp))
+        c = np.sqrt(2 * np.log(2 / (delta / (t * (t + 1.0))))) + 1
+        return C > c * np.sqrt(r) + r + c * np.sqrt(rL) + rL
+
+    hits = 0
+    for _ in range(20_000):
+        delta = float(rng.choice([0.1, 0.5, 1e-3]))
+        t = int(rng.integers(1, 10**6))
+        rp, rLp = 10 ** rng.uniform(-6, 1, size=2)
+        f, g = rng.normal(size=2) * rng.choice([0.1, 1.0, 5.0])
+        want = direct(f, rp, g, rLp, t, delta)
+        hits += want
+        assert _switch_test(f, rp, g, rLp, t, delta, cache) == want
+    assert 0 < hits < 20_000
+
+
+@pytest.mark.parametrize("d", [70])
+def test_large_d_paths_match_reference_and_each_other(d):
+    # d > 64: the demo product runs over the upper triangle only.
+    kw = dict(kappa=0.75, delta=0.5, window0=5, window_max=40, rebuild_every=2)
+    X, y, _ = switch_stream(400, d, switch_at=[200], distance=2.0, seed=12)
+    ref = selective_reference(X, y, **kw)
+    a, b = SelectiveSampler(d, **kw), SelectiveSampler(d, **kw)
+    for s in range(len(X)):
+        pred, q = a.process_one(X[s], lambda s=s: y[s])
+        assert (pred, q) == (ref["prediction"][s], ref["queried"][s])
+        if s % 50 == 0:
+            _check_step(a, ref, s)
+    pred, asked = b.process_many(X, y)
+    np.testing.assert_array_equal(pred, ref["prediction"])
+    np.testing.assert_array_equal(asked, ref["queried"])
+    for k, v in a.state._asdict().items():
+        if not k.startswith("work"):
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+    assert a.n_demo_rebuilds_ > 5
+
+
+def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
+    # learn_many fuses the next row's A^-1 x into each update; learn_one does not.
+    X, y, _ = switch_stream(3000, 4, switch_at=[1000, 2000], distance=2.0, seed=13)
+    a, b = SelectiveSampler(4, **REF), SelectiveSampler(4, **REF)
+    loop = [a.learn_one(X[s], y[s]) for s in range(len(X))]
+    np.testing.assert_array_equal(loop, b.learn_many(X, y))
+    for k, v in a.state._asdict().items():
+        if not k.startswith("work"):
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+    assert a.n_switches_ >= 1
