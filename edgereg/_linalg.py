@@ -18,6 +18,12 @@ Routines
     Lower Cholesky factor A = L L^T.
 ``spd_inverse(A, out, L, Linv, floor)``
     Inverse of a symmetric positive definite matrix through its Cholesky factor.
+``tridiagonalize(M, A, diag, off, beta, p)``
+    Householder reduction Q^T M Q = T of a symmetric matrix (T tridiagonal).
+``apply_reflectors(A, beta, R, t, transpose)``
+    R <- Q^T R or Q R with the Q of ``tridiagonalize``.
+``shifted_tridiagonal_solve(diag, off, c, R, piv)``
+    R[:, j] <- (I + c_j T)^-1 R[:, j] for a symmetric tridiagonal T.
 ``orthonormalize_rows(U)``
     Modified Gram-Schmidt on the rows of a square matrix.
 
@@ -38,6 +44,9 @@ __all__ = [
     "jacobi_eigh",
     "cholesky",
     "spd_inverse",
+    "tridiagonalize",
+    "apply_reflectors",
+    "shifted_tridiagonal_solve",
     "orthonormalize_rows",
 ]
 
@@ -268,6 +277,150 @@ def spd_inverse(A, out, L, Linv, floor):
         for j in range(i + 1, n):
             out[j, i] = Oi[j]
     return clamped
+
+
+@kernel
+def tridiagonalize(M, A, diag, off, beta, p):
+    """Householder reduction of a symmetric M to tridiagonal form, Q^T M Q = T.
+
+    Q = H_0 H_1 ... H_{n-3}, H_k = I - beta_k v_k v_k^T, where v_k is zero in
+    its first k + 1 entries and is stored in row k of ``A`` (entries k+1..n-1).
+    Only the upper triangle of ``M`` is read and only the upper triangle of
+    the scratch ``A`` (n x n) is written. T has diagonal ``diag`` (n) and
+    off-diagonal ``off`` (first n - 1 entries). ``beta`` (n) receives the
+    beta_k (0 where column k needed no reflection); ``p`` (n) is scratch.
+
+    Golub & Van Loan, alg. 8.3.1: each step forms p = beta A22 v (symmetric
+    product from the upper triangle: a dot product and an axpy per row),
+    w = p - (beta/2)(p^T v) v, and the rank-two update A22 <- A22 - v w^T - w v^T
+    on the upper triangle. The reflector is chosen so that
+    v_0 = x_0 + sign(x_0) ||x|| (no cancellation) and
+    beta = 1 / (||x|| (||x|| + |x_0|)).
+    Cost: about 2 n^3 / 3 multiply-adds.
+    """
+    n = M.shape[0]
+    for i in range(n):
+        Mi = M[i]
+        Ai = A[i]
+        for j in range(i, n):
+            Ai[j] = Mi[j]
+    for k in range(n - 2):
+        Ak = A[k]
+        diag[k] = Ak[k]
+        x0 = Ak[k + 1]
+        ss = 0.0
+        for i in range(k + 2, n):
+            ss += Ak[i] * Ak[i]
+        if ss == 0.0:  # already tridiagonal in this column
+            beta[k] = 0.0
+            off[k] = x0
+            continue
+        nrm = math.sqrt(x0 * x0 + ss)
+        alpha = -nrm if x0 >= 0.0 else nrm
+        off[k] = alpha
+        Ak[k + 1] = x0 - alpha
+        b = 1.0 / (nrm * (nrm + abs(x0)))
+        beta[k] = b
+        for i in range(k + 1, n):
+            p[i] = 0.0
+        for l in range(k + 1, n):  # p = b A22 v from the upper triangle
+            Al = A[l]
+            vl = b * Ak[l]
+            acc = Al[l] * Ak[l]
+            for i in range(l + 1, n):
+                ali = Al[i]
+                acc += ali * Ak[i]
+                p[i] += vl * ali
+            p[l] += b * acc
+        pv = 0.0
+        for i in range(k + 1, n):
+            pv += p[i] * Ak[i]
+        h = 0.5 * b * pv
+        for i in range(k + 1, n):  # w = p - h v
+            p[i] -= h * Ak[i]
+        for i in range(k + 1, n):  # A22 -= v w^T + w v^T (upper triangle)
+            vi = Ak[i]
+            wi = p[i]
+            Ai = A[i]
+            for j in range(i, n):
+                Ai[j] -= vi * p[j] + wi * Ak[j]
+    if n >= 2:
+        diag[n - 2] = A[n - 2, n - 2]
+        off[n - 2] = A[n - 2, n - 1]
+    diag[n - 1] = A[n - 1, n - 1]
+
+
+@kernel
+def apply_reflectors(A, beta, R, t, transpose):
+    """R <- Q^T R (``transpose`` True) or R <- Q R, with Q from :func:`tridiagonalize`.
+
+    ``A`` and ``beta`` are as left by :func:`tridiagonalize`; ``R`` is n x m
+    and ``t`` (m) is scratch. Each reflector is applied as
+    R <- R - v (beta v^T R), with axpys over R's contiguous rows.
+    Cost: n^2 m multiply-adds.
+    """
+    n = A.shape[0]
+    m = R.shape[1]
+    for kk in range(n - 2):
+        k = kk if transpose else n - 3 - kk
+        b = beta[k]
+        if b == 0.0:
+            continue
+        Ak = A[k]
+        for j in range(m):
+            t[j] = 0.0
+        for i in range(k + 1, n):
+            vi = Ak[i]
+            Ri = R[i]
+            for j in range(m):
+                t[j] += vi * Ri[j]
+        for j in range(m):
+            t[j] *= b
+        for i in range(k + 1, n):
+            vi = Ak[i]
+            Ri = R[i]
+            for j in range(m):
+                Ri[j] -= vi * t[j]
+
+
+@kernel
+def shifted_tridiagonal_solve(diag, off, c, R, piv):
+    """R[:, j] <- (I + c_j T)^-1 R[:, j] for every column j, T symmetric tridiagonal.
+
+    T has diagonal ``diag`` and off-diagonal ``off`` (as from
+    :func:`tridiagonalize`); ``c`` (m) holds the shifts' scales and ``piv``
+    (n x m) is scratch. Gaussian elimination without pivoting (the LDL^T
+    factorisation of I + c_j T), all m columns side by side. Meant for
+    I + c_j T positive definite (T PSD and c_j >= 0: then I + c_j T >= I and
+    every pivot is >= 1, so no pivoting is needed). Cost: O(n m).
+    """
+    n = diag.shape[0]
+    m = R.shape[1]
+    for j in range(m):
+        piv[0, j] = 1.0 + c[j] * diag[0]
+    for i in range(1, n):
+        Ri = R[i]
+        Rp = R[i - 1]
+        Pi = piv[i]
+        Pp = piv[i - 1]
+        di = diag[i]
+        ei = off[i - 1]
+        for j in range(m):
+            e = c[j] * ei
+            f = e / Pp[j]
+            Pi[j] = (1.0 + c[j] * di) - f * e
+            Ri[j] -= f * Rp[j]
+    Rl = R[n - 1]
+    Pl = piv[n - 1]
+    for j in range(m):
+        Rl[j] /= Pl[j]
+    for i in range(n - 2, -1, -1):
+        Ri = R[i]
+        Rn = R[i + 1]
+        Pi = piv[i]
+        ei = off[i]
+        for j in range(m):
+            Ri[j] = (Ri[j] - c[j] * ei * Rn[j]) / Pi[j]
 
 
 @kernel

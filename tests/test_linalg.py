@@ -8,12 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edgereg._linalg import (
+    apply_reflectors,
     cholesky,
     congruence,
     jacobi_eigh,
     orthonormalize_rows,
     set_identity,
+    shifted_tridiagonal_solve,
     spd_inverse,
+    tridiagonalize,
 )
 
 TOL = 64 * np.finfo(np.float64).eps
@@ -138,3 +141,90 @@ def test_orthonormalize_rows_repairs_a_drifted_basis():
     orthonormalize_rows(U)
     np.testing.assert_allclose(U @ U.T, np.eye(10), atol=1e-14)
     np.testing.assert_allclose(U, Q, atol=1e-6)
+
+
+def _tridiagonalize(M):
+    """Run tridiagonalize; return T (dense) and the explicit Q (Q^T M Q = T)."""
+    n = M.shape[0]
+    A, diag, off, beta, p = np.empty((n, n)), np.empty(n), np.zeros(n), np.empty(n), np.empty(n)
+    M0 = M.copy()
+    tridiagonalize(M, A, diag, off, beta, p)
+    np.testing.assert_array_equal(M, M0)  # input untouched
+    T = np.diag(diag) + np.diag(off[: n - 1], 1) + np.diag(off[: n - 1], -1)
+    Q = np.eye(n)
+    apply_reflectors(A, beta, Q, np.empty(n), False)  # Q <- Q I
+    Qt = np.eye(n)
+    apply_reflectors(A, beta, Qt, np.empty(n), True)  # Q^T I
+    np.testing.assert_allclose(Qt, Q.T, atol=1e-14)
+    return T, Q, (A, diag, off, beta)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 24), seed=st.integers(0, 2**31 - 1), rank=st.integers(0, 30))
+def test_tridiagonalize_matches_the_matrix(n, seed, rank):
+    """Q orthogonal, Q T Q^T = M, T with the eigenvalues of M; also for PSD rank-deficient M."""
+    rng = np.random.default_rng(seed)
+    if rank >= n:
+        M = _sym(rng, n) * 10.0 ** rng.uniform(-5, 5)
+    else:
+        X = rng.normal(size=(rank, n))
+        M = X.T @ X
+    T, Q, _ = _tridiagonalize(M)
+    scale = np.abs(M).max() + 1e-300
+    np.testing.assert_allclose(Q @ Q.T, np.eye(n), atol=1e-13)
+    np.testing.assert_allclose(Q @ T @ Q.T, M, atol=1e-12 * scale)
+    np.testing.assert_allclose(
+        np.linalg.eigvalsh(T), np.linalg.eigvalsh(M), atol=1e-12 * scale
+    )
+
+
+def test_tridiagonalize_skips_columns_already_reduced():
+    """A diagonal, a tridiagonal and the zero matrix: no reflection (beta = 0), T == M."""
+    rng = np.random.default_rng(5)
+    d, e = rng.normal(size=6), rng.normal(size=5)
+    for M in (np.diag(d), np.diag(d) + np.diag(e, 1) + np.diag(e, -1), np.zeros((6, 6))):
+        T, Q, (_, _, _, beta) = _tridiagonalize(M)
+        assert np.all(beta[:4] == 0.0)
+        np.testing.assert_array_equal(Q, np.eye(6))
+        np.testing.assert_array_equal(T, M)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 22, 51])
+def test_shifted_tridiagonal_solve_all_shifts_at_once(n):
+    """(I + c_j M)^-1 r_j through Q (I + c_j T)^-1 Q^T, against np.linalg.solve."""
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(max(1, n // 2), n))  # PSD, rank-deficient for n >= 2
+    M = X.T @ X
+    m = 4
+    c = np.array([0.0, 1e-3, 1.0, 1e4])  # no shift up to an ill-conditioned one
+    R0 = rng.normal(size=(n, m))
+    T, Q, (A, diag, off, beta) = _tridiagonalize(M)
+    R = R0.copy()
+    t = np.empty(m)
+    apply_reflectors(A, beta, R, t, True)
+    shifted_tridiagonal_solve(diag, off, c, R, np.empty((n, m)))
+    apply_reflectors(A, beta, R, t, False)
+    for j in range(m):
+        Aj = np.eye(n) + c[j] * M
+        want = np.linalg.solve(Aj, R0[:, j])
+        # backward error: the residual is at rounding level of ||A|| ||y||
+        res = Aj @ R[:, j] - R0[:, j]
+        assert np.abs(res).max() <= 1e-13 * np.abs(Aj).max() * (np.abs(want).max() + 1)
+        np.testing.assert_allclose(R[:, j], want, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(R[:, 0], R0[:, 0], rtol=1e-14, atol=1e-14)  # c = 0: Q Q^T = I
+
+
+def test_tridiagonalize_reads_only_the_upper_triangle():
+    rng = np.random.default_rng(6)
+    M = _sym(rng, 7)
+    Mu = np.triu(M) + np.tril(np.full((7, 7), np.nan), -1)
+    n = 7
+    out = []
+    for A_in in (M, Mu):
+        A = np.full((n, n), np.nan)  # scratch content does not matter either
+        diag, off, beta, p = np.empty(n), np.zeros(n), np.empty(n), np.empty(n)
+        tridiagonalize(A_in, A, diag, off, beta, p)
+        out.append((diag.copy(), off[: n - 1].copy(), beta[: n - 2].copy(), np.triu(A, 1).copy()))
+    for a, b in zip(*out, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.all(np.isfinite(out[1][0])) and np.all(np.isfinite(out[1][1]))

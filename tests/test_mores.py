@@ -30,8 +30,12 @@ def _rel(a, scale):
 
 
 # ------------------------------------------------------------------ one step
-def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, warm=True):
-    """Put a MORES model in a random state, learn one sample, return before/after."""
+def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, dirty=True):
+    """Put a MORES model in a random state, learn one sample, return before/after.
+
+    ``dirty``: fill every scratch (work*) array with garbage first; the step
+    must not depend on what a previous step left there.
+    """
     rng = np.random.default_rng(seed)
     model = MORES(d, m, C=C, decay=mu, gamma=gamma, tau=tau, fit_intercept=False)
     st_ = model._state
@@ -44,8 +48,10 @@ def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, warm=T
     S0, Om0 = _spd(rng, m), _spd(rng, m)
     st_.S[...], st_.S_inv[...] = S0, np.linalg.inv(S0)
     st_.Omega[...], st_.Omega_inv[...] = Om0, np.linalg.inv(Om0)
-    if warm:
-        st_.eigvec[...] = np.linalg.eigh(st_.M)[1].T
+    if dirty:
+        for k, v in st_._asdict().items():
+            if k.startswith("work"):
+                v[...] = rng.normal(size=v.shape) * 1e3
     st_.counts[0] = 10
     before = {k: np.array(v, copy=True) for k, v in st_._asdict().items()}
     x, y = rng.normal(size=d), rng.normal(size=m)
@@ -58,9 +64,9 @@ def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, warm=T
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("warm", [True, False])
-def test_each_substep_zeroes_its_gradient(seed, warm):
-    b, a, (M, N, Q), (x, y, pred), (C, gamma, tau) = _random_state_step(seed, warm=warm)
+@pytest.mark.parametrize("dirty", [True, False])
+def test_each_substep_zeroes_its_gradient(seed, dirty):
+    b, a, (M, N, Q), (x, y, pred), (C, gamma, tau) = _random_state_step(seed, dirty=dirty)
     np.testing.assert_allclose(pred, b["W"].T @ x, rtol=1e-14)
     np.testing.assert_allclose(a["M"], M, rtol=1e-14)
     W, S, Om = a["W"], a["S"], a["Omega"]
@@ -170,19 +176,64 @@ def test_structures_stay_symmetric_with_eigenvalues_in_0_1(seed, C, decay, gamma
             np.testing.assert_array_equal(A, A.T)
             ev = np.linalg.eigvalsh(A)
             assert ev.min() > 0.0 and ev.max() <= 1.0 + 1e-12, ev
-        U = model.state.eigvec
-        np.testing.assert_allclose(U @ U.T, np.eye(4), atol=1e-12)
+        assert np.all(np.isfinite(model.state.W))
 
 
-def test_eigenbasis_stays_orthonormal_over_a_long_stream():
-    X, Y = _stream(3000, 6, 2, seed=3)
-    model = MORES(6, 2, decay=0.995)
-    model.learn_many(X, Y)
-    U = model.state.eigvec
-    np.testing.assert_allclose(U @ U.T, np.eye(7), atol=1e-13)
-    M = model.state.M
-    rebuilt = U.T @ np.diag(model.state.eigval) @ U
-    np.testing.assert_allclose(rebuilt, M, atol=1e-11 * np.abs(M).max())
+def test_w_step_stays_exact_over_a_long_stream():
+    """After thousands of steps (large, ill-conditioned M) the W-step is still exact."""
+    X, Y = _stream(3001, 6, 2, seed=3)
+    C, mu, gamma, tau = 1.0, 0.995, 1.0, 100.0
+    model = MORES(6, 2, C=C, decay=mu, gamma=gamma, tau=tau)
+    model.learn_many(X[:3000], Y[:3000])
+    b = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()}
+    model.learn_one(X[3000], Y[3000])
+    xa = ref.mores_augment(X[3000:], True)[0]
+    M = mu * b["M"] + np.outer(xa, xa)
+    N = mu * b["N"] + np.outer(xa, Y[3000])
+    Q = mu * b["Q"] + np.outer(Y[3000], Y[3000])
+    np.testing.assert_allclose(model.state.M, M, rtol=1e-14)
+    W, W0, Om0, S0 = model.state.W, b["W"], b["Omega"], b["S"]
+    gW, _, _ = ref.mores_gradients(W, Om0, S0, W0, Om0, S0, M, N, Q, C, gamma, tau)
+    scale_w = np.abs(W0 @ Om0).max() + C * np.abs(N @ S0).max() + C * np.abs(M @ W @ S0).max()
+    assert _rel(gW, scale_w) < 1e-8
+    W_kron = ref.mores_w_step_kron(W0, Om0, S0, M, N, C)
+    np.testing.assert_allclose(W, W_kron, rtol=1e-9, atol=1e-10 * np.abs(W_kron).max())
+
+
+def test_w_step_with_a_rank_deficient_and_a_diagonal_M():
+    """M singular (few samples) or already diagonal/tridiagonal: still the exact solve."""
+    for n_seen, d in [(1, 5), (2, 6), (3, 4), (2, 1), (3, 2)]:
+        X, Y = _stream(n_seen + 1, d, 3, seed=n_seen)
+        model = MORES(d, 3, C=3.0, decay=1.0, gamma=0.5, tau=2.0, fit_intercept=False)
+        model.learn_many(X[:n_seen], Y[:n_seen])
+        b = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()}
+        model.learn_one(X[n_seen], Y[n_seen])
+        M, N = model.state.M, model.state.N
+        W_kron = ref.mores_w_step_kron(b["W"], b["Omega"], b["S"], M, N, 3.0)
+        np.testing.assert_allclose(model.state.W, W_kron, rtol=1e-9,
+                                   atol=1e-10 * np.abs(W_kron).max())
+    # x along the axes: M diagonal (every Householder step is skipped)
+    model = MORES(4, 2, C=2.0, decay=0.9, fit_intercept=False)
+    X = np.eye(4)[[0, 1, 2, 3, 0, 2]] * np.arange(1.0, 7.0)[:, None]
+    Y = np.arange(12.0).reshape(6, 2)
+    model.learn_many(X[:5], Y[:5])
+    b = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()}
+    model.learn_one(X[5], Y[5])
+    M, N = model.state.M, model.state.N
+    assert np.count_nonzero(M - np.diag(np.diag(M))) == 0
+    W_kron = ref.mores_w_step_kron(b["W"], b["Omega"], b["S"], M, N, 2.0)
+    np.testing.assert_allclose(model.state.W, W_kron, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(("d", "m", "fit_intercept"), [(3, 2, True), (21, 7, True), (1, 1, False)])
+def test_state_size_matches_the_documented_memory(d, m, fit_intercept):
+    """Docstring: 2 D^2 + 5 D m + 12 m^2 + 5 D + 2 m values plus 16 bytes of counters."""
+    model = MORES(d, m, fit_intercept=fit_intercept)
+    D = d + fit_intercept
+    nbytes = sum(v.nbytes for v in model.state)
+    assert nbytes == 8 * (2 * D * D + 5 * D * m + 12 * m * m + 5 * D + 2 * m) + 16
+    if (d, m) == (21, 7):
+        assert round(nbytes / 1000, 1) == 19.6
 
 
 def _mores_synthetic(n=500, seed=0):
@@ -306,3 +357,36 @@ def test_pa_scalar_mode_shapes_and_validation():
         PARegressor(3, variant="III")
     with pytest.raises(ValueError, match=r"shape \(10,\)"):
         model.learn_many(X, Y)
+
+
+# ------------------------------------------- S-step: skipping the PSD clip
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 10),
+    seed=st.integers(0, 2**31 - 1),
+    lam_min=st.sampled_from([-1e-3, -1e-12, -1e-16, 0.0, 1e-16, 1e-12, 1e-9, 1e-6, 1e-3, 1.0]),
+)
+def test_pd_certificate_never_skips_a_clip(m, seed, lam_min):
+    """When E is certified positive definite, Jacobi finds no negative eigenvalue
+    (so skipping it leaves E bit for bit as the clip would); clear cases are certified."""
+    from edgereg._linalg import jacobi_eigh, set_identity
+    from edgereg.mores import _PSD_MARGIN, _certainly_positive_definite
+
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    ev = rng.uniform(0.5, 2.0, size=m) * 10.0 ** rng.uniform(-3, 3)
+    ev[0] = lam_min * ev.max()
+    E = q @ np.diag(ev) @ q.T
+    E = np.triu(E) + np.triu(E, 1).T  # exactly symmetric, as the kernel forms it
+    tol = 64 * np.finfo(np.float64).eps
+    certified = _certainly_positive_definite(E, _PSD_MARGIN * m * m * tol, np.empty((m, m)))
+    B, V = E.copy(), np.empty((m, m))
+    set_identity(V)
+    jacobi_eigh(B, V, tol, 30)
+    if certified:
+        assert np.diag(B).min() >= 0.0
+    if lam_min >= 1e-6 or (m == 1 and lam_min > 0.0):
+        assert certified
+    if lam_min <= 0.0:
+        assert not certified
+    assert not _certainly_positive_definite(np.zeros((m, m)), 1.0, np.empty((m, m)))

@@ -36,7 +36,7 @@ class MORESThroughput:
         self.X, self.Y = _stream(self.n, d, m)
         self.model = MORES(d, m)
         self.model.learn_many(self.X[:50], self.Y[:50])  # compile
-        # the timed block starts from a model that has seen a stream (warm eigenbasis)
+        # the timed block starts from a model that has seen a stream (steady state)
         self.model.learn_many(self.X, self.Y)
 
     def track_learn_many(self, d_m: tuple[int, int]) -> float:
