@@ -198,6 +198,8 @@ class OnlineModel:
         fresh = self._allocate()
         for field, target in fresh._asdict().items():
             if field not in arrays:
+                if field.startswith("work"):
+                    continue  # scratch has no meaning between calls: keep it fresh
                 raise StateFileError(f"{source}: state field {field!r} is missing")
             arr = np.asarray(arrays[field])
             if arr.shape != target.shape or arr.dtype != target.dtype:

@@ -40,8 +40,17 @@ Where M lives (the ``projection`` argument):
   property; the cheapest to generate. Nothing stored.
 
 Memory per projection (float64, d = n_components, D = n_features):
-``hashed``/``rademacher``: (d^2 + 4d) 8 bytes + 16 (d = 100: 83.2 KB, for any D);
-``gaussian``: that plus 8 D d (D = 1000, d = 100: 883 KB).
+``hashed``/``rademacher``: 8 (d^2 + 6d + 32d) + 40 bytes (d = 100: 110.4 KB, for
+any D), of which 32 d 8 bytes (25.6 KB) are ``work_psi_block``, the psi of a
+chunk of 32 rows in ``learn_many``; ``gaussian``: that plus 8 D d (D = 1000,
+d = 100: 910 KB).
+
+``learn_many`` projects ``BLOCK_ROWS`` (32) rows at a time into
+``work_psi_block`` and hands the chunk to DFOP's fused block kernel
+``_dfop_learn_many`` (one pass over P per step, which also forms
+P_new psi_{t+1}); ``learn_one`` projects into ``work_psi`` and calls DFOP's
+per-sample kernel. The two are bit-identical (DFOP guarantees it for its
+kernels; the tests check it across chunk boundaries).
 
 ``recover`` estimates the uncompressed weights w (length D) from v by basis
 pursuit (``min ||w||_1 s.t. M w = v``, a linear program for HiGHS) or
@@ -69,11 +78,21 @@ from ._validate import (
 # DFOP's own kernels: its per-sample step (with the prior refresh) and its
 # prediction, so that predict_one(x) == the prediction learn_one returns, bit
 # for bit, whatever arithmetic DFOP uses.
-from .dfop import DFOP, OK, _dfop_learn_one, _dfop_predict_one, refresh_period
+from .dfop import (
+    DFOP,
+    OK,
+    _dfop_learn_many,
+    _dfop_learn_one,
+    _dfop_predict_one,
+    refresh_period,
+)
 
 __all__ = ["SparseDFOP", "SparseDFOPState"]
 
 _PROJECTIONS = ("gaussian", "hashed", "rademacher")
+# learn_many projects this many rows at a time into the state's work_psi_block,
+# then runs DFOP's fused block kernel on them (one pass over P per step).
+BLOCK_ROWS = 32
 # Kernel codes: where a column of M comes from.
 STORED = 0  # row j of the state's M_T
 HASHED = 1  # ziggurat normals from the hash
@@ -145,6 +164,8 @@ class SparseDFOPState(NamedTuple):
     work_v: np.ndarray  # (d,) scratch of DFOP's prior refresh
     work_col: np.ndarray  # (d,) scratch: one generated column of M
     counts: np.ndarray  # int64 (4,): learnt, skipped, DFOP's refresh counters
+    work_next: np.ndarray  # (d,) scratch of DFOP's fused block kernel (P_new x_{t+1})
+    work_psi_block: np.ndarray  # (BLOCK_ROWS, d) scratch: psi of a chunk of rows (learn_many)
 
 
 # ------------------------------------------------------------------ hashing
@@ -315,9 +336,11 @@ def _correlate(r, kind, seed_key, scale, M_T, col, corr, norms):
 
 
 # ------------------------------------------------------------------ learning
-# Every learning kernel projects and then calls DFOP's own per-sample kernel on
-# psi (step, counters and prior refresh), so a SparseDFOP step is by
-# construction a DFOP step on M x. ``dfop_args`` below is
+# Every learning kernel projects and then calls DFOP's own kernels on psi
+# (step, counters and prior refresh): the per-sample ``_dfop_learn_one`` for
+# one row, the fused block kernel ``_dfop_learn_many`` for a chunk of rows
+# projected into ``psi_block``. So a SparseDFOP step is by construction a DFOP
+# step on M x. ``dfop_args`` below is
 # (mu, w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip).
 @kernel
 def _sparse_learn_one_dense(
@@ -341,34 +364,53 @@ def _sparse_learn_one_sparse(
 
 @kernel
 def _sparse_learn_many_dense(
-    X, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi, col,
-    w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip, out,
+    X, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi_block, col,
+    w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out,
 ):
-    """Learn a dense block; returns -1, or the first invalid row (``skip`` False)."""
-    for t in range(X.shape[0]):
-        _project_dense(X[t], kind, seed_key, scale, M_T, psi, col)
-        yhat, status = _dfop_learn_one(psi, Y[t], mu[t * mu_stride], w, P, Px, v, counts,
-                                       forgotten, p0, period, keep_prior, skip)
-        out[t] = yhat
-        if status != OK and not skip:
-            return t
+    """Learn a dense block; returns -1, or the first invalid row (``skip`` False).
+
+    Chunks of ``psi_block.shape[0]`` rows are projected into ``psi_block`` and
+    learnt by DFOP's fused block kernel (bit-identical to its per-row kernel).
+    """
+    n = X.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        for t in range(m):
+            _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col)
+        bad = _dfop_learn_many(
+            psi_block[:m], Y[start : start + m], mu[start * mu_stride :], mu_stride, w, P, Px,
+            work, v, counts, forgotten, p0, period, keep_prior, skip, out[start : start + m],
+        )
+        if bad >= 0:
+            return start + bad
     return -1
 
 
 @kernel
 def _sparse_learn_many_csr(
-    indptr, indices, data, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi, col,
-    w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip, out,
+    indptr, indices, data, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi_block, col,
+    w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out,
 ):
-    """Learn a CSR block; returns -1, or the first invalid row (``skip`` False)."""
-    for t in range(Y.shape[0]):
-        _project_sparse(indices, data, indptr[t], indptr[t + 1], kind, seed_key, scale, M_T,
-                        psi, col)
-        yhat, status = _dfop_learn_one(psi, Y[t], mu[t * mu_stride], w, P, Px, v, counts,
-                                       forgotten, p0, period, keep_prior, skip)
-        out[t] = yhat
-        if status != OK and not skip:
-            return t
+    """Learn a CSR block; returns -1, or the first invalid row (``skip`` False).
+
+    As ``_sparse_learn_many_dense``: chunks projected into ``psi_block``, then
+    DFOP's fused block kernel.
+    """
+    n = Y.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        for t in range(m):
+            r = start + t
+            _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
+                            psi_block[t], col)
+        bad = _dfop_learn_many(
+            psi_block[:m], Y[start : start + m], mu[start * mu_stride :], mu_stride, w, P, Px,
+            work, v, counts, forgotten, p0, period, keep_prior, skip, out[start : start + m],
+        )
+        if bad >= 0:
+            return start + bad
     return -1
 
 
@@ -472,9 +514,10 @@ class SparseDFOP(DFOP):
     ``scipy.sparse`` matrix (converted to CSR). Non-zeros are visited in
     increasing column index, so every input form gives bit-identical results.
 
-    Memory (float64; halve for float32): ``hashed`` and ``rademacher``:
-    8 (d^2 + 4d) + 16 bytes (d = 100: 83.2 KB, for any D); ``gaussian``:
-    that plus 8 D d bytes (D = 1000, d = 100: 0.88 MB; D = 10^6: 800 MB).
+    Memory (float64; the d-sized arrays halve for float32): ``hashed`` and
+    ``rademacher``: 8 (d^2 + 38 d) + 40 bytes (d = 100: 110.4 KB, for any D;
+    32 d of it is the chunk buffer of :meth:`learn_many`); ``gaussian``: that
+    plus 8 D d bytes (D = 1000, d = 100: 0.91 MB; D = 10^6: 800 MB).
 
     Per-step cost of the projection: ``gaussian`` reads nnz columns; ``hashed``
     computes d/2 64-bit hashes and d ziggurat draws per non-zero;
@@ -489,8 +532,8 @@ class SparseDFOP(DFOP):
     >>> from edgereg import SparseDFOP
     >>> model = SparseDFOP(n_features=1_000_000, n_components=50, forgetting=0.002)
     >>> yhat = model.learn_one((np.array([3, 70_000]), np.array([1.0, 2.0])), 0.5)
-    >>> model.nbytes() < 25_000
-    True
+    >>> model.nbytes()  # 8 (d^2 + 38 d) + 40 bytes, d = 50
+    35240
     """
 
     def __init__(
@@ -549,6 +592,8 @@ class SparseDFOP(DFOP):
             work_v=np.zeros(d, dtype=dt),
             work_col=np.zeros(d, dtype=dt),
             counts=np.zeros(4, dtype=np.int64),
+            work_next=np.zeros(d, dtype=dt),
+            work_psi_block=np.zeros((BLOCK_ROWS, d), dtype=dt),
         )
 
     def _bind_state(self) -> None:
@@ -556,6 +601,7 @@ class SparseDFOP(DFOP):
         self._w, self._P, self._M_T = s.w, s.P, s.M_T
         self._psi, self._Px, self._v, self._col = s.work_psi, s.work_px, s.work_v, s.work_col
         self._counts, self._forgotten = s.counts, s.forgotten
+        self._work, self._psi_block = s.work_next, s.work_psi_block
         self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ inputs
@@ -718,7 +764,11 @@ class SparseDFOP(DFOP):
             if not np.all((mu >= 0.0) & (mu < 1.0)):
                 raise ValueError("every per-step forgetting factor must be in [0, 1)")
             stride = 1
-        rest = (*self._kernel_args(), *self._dfop_args(), out)
+        rest = (
+            self._kind, self._key, self._scale, self._M_T, self._psi_block, self._col,
+            self._w, self._P, self._Px, self._work, self._v, self._counts, self._forgotten,
+            self.p0, self._period, self.keep_prior, self._skip, out,
+        )
         if isinstance(X, _CSR):
             return _sparse_learn_many_csr(X.indptr, X.indices, X.data, Y, mu, stride, *rest)
         return _sparse_learn_many_dense(X, Y, mu, stride, *rest)

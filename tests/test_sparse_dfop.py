@@ -245,6 +245,86 @@ def test_nan_row_in_csr_block_learns_rows_before_only():
     assert c.n_skipped_ == 1 and c.n_seen_ == 29
 
 
+def _per_row_reference(model, idx, val, y, mu):
+    """Drive the per-row kernel (learn_one's path) on ``model``, with per-step mu."""
+    from edgereg.sparse_dfop import _sparse_learn_one_sparse
+
+    preds, status = [], []
+    for t in range(len(y)):
+        yhat, st = _sparse_learn_one_sparse(
+            np.ascontiguousarray(idx[t], dtype=np.int64),
+            np.ascontiguousarray(val[t], dtype=model.dtype), float(y[t]), float(mu[t]),
+            *model._kernel_args(), *model._dfop_args(),
+        )
+        preds.append(yhat)
+        status.append(st)
+    return np.array(preds), np.array(status)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("projection", ["gaussian", "hashed", "rademacher"])
+def test_block_path_equals_per_row_kernel_across_chunks(projection, dtype):
+    """learn_many (chunks of BLOCK_ROWS through DFOP's fused kernel) == learn_one's kernel.
+
+    Bit for bit, with invalid rows inside a chunk, as the last row of a chunk
+    and as the first of the next (NaN and inf in x, inf in y), the skip
+    policy, per-step forgetting and a prior refresh at every step; for CSR
+    and dense blocks.
+    """
+    from edgereg.sparse_dfop import BLOCK_ROWS
+
+    D, d = 50, 8
+    n = 3 * BLOCK_ROWS + 7
+    idx, val, X, y = _sparse_stream(n, D, 5, seed=12)
+    idx = np.sort(idx, axis=1)
+    val = np.take_along_axis(X, idx, axis=1)
+    bad_x = {5: np.nan, BLOCK_ROWS - 1: np.inf, BLOCK_ROWS: np.nan, 2 * BLOCK_ROWS + 3: -np.inf}
+    for r, v in bad_x.items():
+        X[r, idx[r, 2]] = v
+        val[r, 2] = v
+    y[BLOCK_ROWS + 9] = np.inf
+    mu = np.random.default_rng(3).uniform(0.0, 0.3, n)
+    kw = {"n_features": D, "n_components": d, "forgetting": 0.3, "projection": projection,
+          "dtype": dtype, "on_invalid": "skip", "seed": 3}
+    ref = SparseDFOP(**kw)
+    assert ref._period == 1  # a prior refresh at every step
+    want, status = _per_row_reference(ref, idx, val, y, mu)
+    assert np.count_nonzero(status) == len(bad_x) + 1
+    for Xin in (sp.csr_matrix(X), X):
+        model = SparseDFOP(**kw)
+        got = model.learn_many(Xin, y, forgetting=mu)
+        np.testing.assert_array_equal(got[status == 0], want[status == 0])
+        _same_state(_state(model), _state(ref))
+        assert model.n_skipped_ == len(bad_x) + 1
+    # Constant forgetting (stride 0) too, block split at an odd place.
+    ref = SparseDFOP(**kw)
+    want, _ = _per_row_reference(ref, idx, val, y, np.full(n, 0.3))
+    model = SparseDFOP(**kw)
+    got = np.concatenate([model.learn_many(sp.csr_matrix(X[:BLOCK_ROWS + 2]), y[:BLOCK_ROWS + 2]),
+                          model.learn_many(X[BLOCK_ROWS + 2 :], y[BLOCK_ROWS + 2 :])])
+    np.testing.assert_array_equal(got[status == 0], want[status == 0])
+    _same_state(_state(model), _state(ref))
+
+
+@pytest.mark.parametrize("form", ["csr", "dense"])
+def test_invalid_row_in_a_later_chunk_is_named_by_its_block_index(form):
+    from edgereg.sparse_dfop import BLOCK_ROWS
+
+    D, d = 40, 6
+    n = 2 * BLOCK_ROWS + 5
+    idx, val, X, y = _sparse_stream(n, D, 4, seed=13)
+    bad = BLOCK_ROWS + 3
+    X[bad, idx[bad, 1]] = np.nan
+    a, b = SparseDFOP(D, d, forgetting=0.05), SparseDFOP(D, d, forgetting=0.05)
+    Xin = sp.csr_matrix(X) if form == "csr" else X
+    with pytest.raises(ValueError, match=rf"row {bad} of the block"):
+        a.learn_many(Xin, y)
+    for t in range(bad):
+        b.learn_one(X[t], y[t])
+    _same_state(_state(a), _state(b))
+    assert a.n_seen_ == bad
+
+
 # ------------------------------------------------------------------ recovery
 @pytest.mark.parametrize("method", ["l1", "omp"])
 @pytest.mark.parametrize("projection", ["hashed", "rademacher"])
