@@ -88,7 +88,10 @@ state; non-finite input is reported with a status before anything is written.
 
 Speed (same decisions, fewer operations): the block kernel accumulates the
 next round's A^-1 x while it writes the updated A^-1 (one pass, like DFOP's
-``_dfop_learn_many``); t^-kappa and the switch test's log and square roots
+``_dfop_learn_many``) and, up to d = 64, the next round's demo product V^T x
+(refreshed after a rebuild); a round without that fusion runs A^-1 x and V^T x
+in one pass over the rows of both (``_symv_demo``); t^-kappa and the switch
+test's log and square roots
 are evaluated only when r_t (resp. C_t) is close enough to the threshold to
 need them (``_bbq_query``, ``_switch_test``); the per-round helpers take few
 arrays and have a single exit, so numba drops the atomic reference counting
@@ -471,6 +474,53 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
 
 
 @kernel
+def _update_fused_demo(y, f, rp, w, P, Px, xnext, acc, G, v):
+    """``_update_fused``, and v = V^T xnext (``_demo_rows``) in the same pass over the rows.
+
+    Each v[j] sums the same products in the same order as ``_demo_rows``
+    (and, over the upper triangle, ``_demo_triangle``): the same bits. The
+    caller recomputes v when the demo classifier is rebuilt at the end of the
+    round (V changes, and the rebuild uses v as scratch).
+    """
+    d = w.shape[0]
+    gain, sc = _gain(y, f, rp)
+    for j in range(d):
+        w[j] += Px[j] * gain
+        Px[j] *= sc
+    for j in range(d):
+        acc[j] = 0.0
+        v[j] = 0.0
+    for i in range(d):
+        ui = Px[i]
+        xi = np.float64(xnext[i])
+        Pi = P[i]
+        Gi = G[i]
+        for j in range(d):
+            Pi[j] = Pi[j] - ui * Px[j]
+            acc[j] += xi * Pi[j]
+        for j in range(d):
+            v[j] += xi * Gi[j]
+
+
+@kernel
+def _symv_demo(P, G, xn, Px, v):
+    """Px = A^-1 x (``_symv``) and v = V^T x (``_demo_rows``) in one pass over
+    the rows of both matrices: the same sums in the same order, the same bits."""
+    d = xn.shape[0]
+    for j in range(d):
+        Px[j] = 0.0
+        v[j] = 0.0
+    for i in range(d):
+        xi = np.float64(xn[i])
+        Pi = P[i]
+        Gi = G[i]
+        for j in range(d):
+            Px[j] += xi * Pi[j]
+        for j in range(d):
+            v[j] += xi * Gi[j]
+
+
+@kernel
 def _products(xn, w, Px, hw, v):
     """(f, r', ||x||^2, g, r'_L) = (w^T x, x^T Px, x^T x, h^T x, ||v||^2).
 
@@ -643,8 +693,9 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
     and Y[t] is read only for queried rows (process_many). out[t] is
     w_{t-1}^T x_t (its sign is the prediction); asked[t] whether y_t was used.
     When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
-    accumulated in the update's pass (``_update_fused``), so the next round
-    skips ``_symv``. The round's logic is written out here rather than
+    accumulated in the update's pass (``_update_fused``; up to d = 64 also
+    V^T x_{t+1}, ``_update_fused_demo``), so the next round skips ``_symv``.
+    The round's logic is written out here rather than
     calling ``_assess_one``/``_commit``: numba does not inline those, and
     passing their ~20 arrays costs an atomic incref and decref each per call
     (more than the arithmetic at d = 10); the small helpers called here are
@@ -657,22 +708,27 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
     cap = window_X.shape[0]
     prepared = False  # xn already holds row t prepared
     fresh = False  # Px already holds A^-1 xn
+    fresh_v = False  # hx already holds V^T xn (only with detect)
     for t in range(n):
         ok = True
         if not prepared:
             ok = _prepare(X, t, normalize, xn)
         prepared = False
         fused = False
+        fused_v = False
         ask = NO_LABEL
         status = INVALID
         if ok:
-            if not fresh:
-                _symv(P, xn, Px)
-            if detect:
-                if d <= _FULL_ROWS_UP_TO:  # two kernels, not a branch inside one
-                    _demo_rows(xn, G, hx)
-                else:
-                    _demo_triangle(xn, G, hx)
+            if detect and not fresh and d <= _FULL_ROWS_UP_TO:
+                _symv_demo(P, G, xn, Px, hx)  # both products in one pass over the rows
+            else:
+                if not fresh:
+                    _symv(P, xn, Px)
+                if detect and not fresh_v:
+                    if d <= _FULL_ROWS_UP_TO:  # two kernels, not a branch inside one
+                        _demo_rows(xn, G, hx)
+                    else:
+                        _demo_triangle(xn, G, hx)
             f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
             out[t] = f  # the prediction, made before any restart
             if (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
@@ -689,7 +745,11 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                         tt = 1
                     if ask == BBQ_LABEL:
                         if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
-                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            if detect and d <= _FULL_ROWS_UP_TO:
+                                _update_fused_demo(y, f, rp, w, P, Px, xnext, acc, G, hx)
+                                fused_v = True
+                            else:
+                                _update_fused(y, f, rp, w, P, Px, xnext, acc)
                             prepared = True
                             fused = True
                         else:
@@ -699,6 +759,7 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                     m = _end_round(tt, detect, window0, cap, rebuild_every, counts)
                     if m >= 0:
                         _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
+                        fused_v = False  # V changed and hx was the rebuild's scratch
         else:
             out[t] = 0.0
         asked[t] = status == OK and ask != NO_LABEL
@@ -713,6 +774,7 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
             for j in range(d):
                 Px[j] = acc[j]
         fresh = fused
+        fresh_v = fused_v
     return -1
 
 
