@@ -370,7 +370,17 @@ def _mores_step(
         Nk = N[k]
         for j in range(m):
             R1k[j] = -Nk[j]
-        for i in range(D):
+        # rows of W two at a time, the sum kept in sequential order
+        i = 0
+        while i + 1 < D:
+            a = Mk[i]
+            b = Mk[i + 1]
+            Wi = W[i]
+            Wn = W[i + 1]
+            for j in range(m):
+                R1k[j] = R1k[j] + a * Wi[j] + b * Wn[j]
+            i += 2
+        if i < D:
             a = Mk[i]
             Wi = W[i]
             for j in range(m):
