@@ -28,3 +28,36 @@ def entry_point(dispatcher, args):
         return dispatcher.overloads[types].entry_point
     except Exception:  # pragma: no cover - depends on numba internals
         return dispatcher
+
+
+def recompile_with(module_globals, *dependencies):
+    """Make the cached kernels of a module also depend on other modules' source.
+
+    numba stamps a kernel's on-disk cache with its own file's modification time
+    and size only: a kernel calling into another edgereg module would keep
+    loading stale machine code after that module changed (CONVENTIONS.md
+    warns of it; a reinstall touches every file, an edit in a checkout does
+    not). Mixing the sha256 of each dependency's source into the stamp of
+    every cached dispatcher defined in ``module_globals`` recompiles them when
+    any of those files changes. Uses numba's private ``_cache._cache_file.
+    _source_stamp`` (numba 0.59-0.68); where it is absent, nothing changes.
+    """
+    import hashlib
+
+    from numba.core.registry import CPUDispatcher
+
+    digest = hashlib.sha256()
+    for module in dependencies:
+        with open(module.__file__, "rb") as fh:
+            digest.update(fh.read())
+    extra = digest.digest()
+    name = module_globals["__name__"]
+    for value in list(module_globals.values()):
+        if not isinstance(value, CPUDispatcher) or value.py_func.__module__ != name:
+            continue
+        try:
+            cache_file = value._cache._cache_file
+            stamp = cache_file._source_stamp
+        except AttributeError:  # pragma: no cover - caching off or other numba
+            continue
+        cache_file._source_stamp = hashlib.sha256(repr(stamp).encode() + extra).digest()

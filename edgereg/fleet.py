@@ -17,13 +17,12 @@ and nothing is allocated per step.
 Staleness guard: numba's on-disk cache only watches the source file of the
 function it compiles, but the fleet kernels inline code from ``dfop.py``. The
 cache index stamp of each fleet kernel is therefore extended with the hash of
-``dfop.py`` (see ``_depend_on_dfop``), so editing ``dfop.py`` recompiles the
+``dfop.py`` (``_jit.recompile_with``), so editing ``dfop.py`` recompiles the
 fleet kernels instead of silently reusing the old arithmetic.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import Any, NamedTuple
@@ -33,6 +32,7 @@ from numba import njit, prange
 
 from . import dfop as _dfop_module
 from ._base import StateFileError, atomic_savez, read_npz
+from ._jit import recompile_with
 from ._validate import (
     _as_numeric_array,
     check_dtype,
@@ -57,27 +57,6 @@ _TASKS = ("regression", "classification")
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
 parallel_kernel = njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-
-
-def _depend_on_dfop(dispatcher: Any) -> Any:
-    """Make ``dispatcher``'s on-disk cache also depend on the source of ``dfop.py``.
-
-    numba stamps a cache index with the hash of the compiled function's own
-    file; a change to a callee in another file would go unnoticed and the
-    stale machine code would be loaded. Mixing the hash of ``dfop.py`` into
-    the stamp invalidates the cache when either file changes. Uses numba's
-    private ``_cache._cache_file._source_stamp`` (numba 0.59-0.68); if that is
-    absent the kernel keeps numba's default behaviour.
-    """
-    try:
-        cache_file = dispatcher._cache._cache_file
-        stamp = cache_file._source_stamp
-    except AttributeError:  # pragma: no cover - other numba versions
-        return dispatcher
-    with open(_dfop_module.__file__, "rb") as fh:
-        dfop_hash = hashlib.sha256(fh.read()).digest()
-    cache_file._source_stamp = hashlib.sha256(repr(stamp).encode() + dfop_hash).digest()
-    return dispatcher
 
 
 class FleetState(NamedTuple):
@@ -173,8 +152,8 @@ def _fleet_predict_one(X, W, OUT):
         OUT[k] = _dfop_predict_one(X[k], W[k])
 
 
-for _disp in (_fleet_learn_many, _fleet_learn_one, _fleet_predict_many, _fleet_predict_one):
-    _depend_on_dfop(_disp)
+# The fleet kernels call DFOP's: recompile them when dfop.py changes (see _jit).
+recompile_with(globals(), _dfop_module)
 
 
 # ----------------------------------------------------------------------- class

@@ -65,8 +65,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _linalg as _linalg_module
 from ._base import OnlineModel
-from ._jit import kernel
+from ._jit import kernel, recompile_with
 from ._linalg import (
     apply_reflectors,
     cholesky,
@@ -1073,3 +1074,7 @@ class PARegressor(_LinearMultiOutput):
             {"n_features": 5, "variant": "II", "dtype": "float32"},
             {"n_features": 4, "variant": "I", "C": 0.1},
         ]
+
+
+# Kernels here call _linalg's: recompile them when _linalg.py changes (see _jit).
+recompile_with(globals(), _linalg_module)

@@ -65,7 +65,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._jit import kernel
+from . import dfop as _dfop_module
+from ._jit import kernel, recompile_with
 from ._validate import (
     _NUMERIC_KINDS,
     as_matrix,
@@ -930,3 +931,6 @@ class SparseDFOP(DFOP):
             {"n_features": 11, "n_components": 5, "dtype": "float32", "projection": "gaussian"},
         ]
 
+
+# Kernels here call DFOP's: recompile them when dfop.py changes (see _jit).
+recompile_with(globals(), _dfop_module)
