@@ -106,8 +106,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import dfop as _dfop_module
 from ._base import OnlineModel
-from ._jit import kernel
+from ._jit import kernel, recompile_with
 from ._validate import as_row, check_float, check_int
 from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
 
@@ -243,6 +244,25 @@ def _window_length(t, window0, window_max):
     """L_t = min(window0 + floor(sqrt(t)), window_max)."""
     L = window0 + _isqrt(t)
     return L if L < window_max else window_max
+
+
+@kernel
+def _window_bracket(t, window0, window_max):
+    """(L_t, t_lo, t_hi): L_s = L_t for every s in [t_lo, t_hi).
+
+    With q = floor(sqrt(t)), floor(sqrt(s)) = q for q^2 <= s < (q + 1)^2;
+    once window0 + q >= window_max, L stays window_max for every s >= t_lo.
+    ``_run_many`` keeps the bracket and recomputes it only when t leaves it
+    (t grows by one per round, and returns to 1 on a restart).
+    """
+    q = _isqrt(t)
+    L = window0 + q
+    t_lo = q * q
+    t_hi = (q + 1) * (q + 1)
+    if L >= window_max:
+        L = window_max
+        t_hi = np.iinfo(np.int64).max
+    return L, t_lo, t_hi
 
 
 @kernel
@@ -544,19 +564,17 @@ def _products(xn, w, Px, hw, v):
 
 
 @kernel
-def _decide(forced, detect, rp, t, kappa, window0, window_max, rebuild_every, t_rebuilt, cache):
+def _decide(forced, detect, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
     """What round t does with its label: BBQ_LABEL when forced or r_t > t^-kappa,
-    else DEMO_LABEL in a demo round (the last L_t rounds before the scheduled
-    rebuild), else NO_LABEL."""
+    else DEMO_LABEL in a demo round (the last L = L_t rounds before the
+    scheduled rebuild), else NO_LABEL."""
     ask = NO_LABEL
     if forced:
         ask = BBQ_LABEL
     elif _bbq_query(rp / (1.0 + rp), t, kappa, cache):
         ask = BBQ_LABEL
-    elif detect:
-        L = _window_length(t, window0, window_max)
-        if t - t_rebuilt > (rebuild_every - 1) * L:
-            ask = DEMO_LABEL
+    elif detect and t - t_rebuilt > (rebuild_every - 1) * L:
+        ask = DEMO_LABEL
     return ask
 
 
@@ -598,14 +616,13 @@ def _record(xn, y, ask, detect, window_X, window_y, counts):
 
 
 @kernel
-def _end_round(t, detect, window0, window_max, rebuild_every, counts):
-    """Close epoch round t; returns how many window examples the demo
+def _end_round(t, detect, L, rebuild_every, counts):
+    """Close epoch round t (L = L_t); returns how many window examples the demo
     classifier must be refitted on now (t - t_rebuild >= K L_t), else -1."""
     counts[_T] = t
     counts[_SEEN] += 1
     m = -1
     if detect:
-        L = _window_length(t, window0, window_max)
         if t - counts[_REBUILT] >= rebuild_every * L:
             m = counts[_SIZE] if counts[_SIZE] < L else L
             counts[_REBUILT] = t
@@ -636,7 +653,8 @@ def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, 
     if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
             and np.isfinite(g) and np.isfinite(rLp)):
         return f, rp, g, rLp, NO_LABEL, INVALID
-    ask = _decide(forced, detect, rp, counts[_T] + 1, kappa, window0, window_X.shape[0],
+    t = counts[_T] + 1
+    ask = _decide(forced, detect, rp, t, kappa, _window_length(t, window0, window_X.shape[0]),
                   rebuild_every, counts[_REBUILT], cache)
     return f, rp, g, rLp, ask, OK
 
@@ -662,7 +680,8 @@ def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
         _update(y, f, rp, w, P, Px)
     if ask != NO_LABEL:
         _record(xn, y, ask, detect, window_X, window_y, counts)
-    m = _end_round(t, detect, window0, window_X.shape[0], rebuild_every, counts)
+    m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
+                   counts)
     if m >= 0:
         _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
     return OK
@@ -709,6 +728,9 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
     prepared = False  # xn already holds row t prepared
     fresh = False  # Px already holds A^-1 xn
     fresh_v = False  # hx already holds V^T xn (only with detect)
+    L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
+    t_lo = 0
+    t_hi = 0
     for t in range(n):
         ok = True
         if not prepared:
@@ -734,7 +756,9 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
             if (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
                     and np.isfinite(g) and np.isfinite(rLp)):
                 tt = counts[_T] + 1
-                ask = _decide(forced, detect, rp, tt, kappa, window0, cap, rebuild_every,
+                if not (t_lo <= tt < t_hi):
+                    L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = Y[t] if ask != NO_LABEL else 0.0
                 if ask == NO_LABEL or np.isfinite(y):
@@ -743,6 +767,8 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                         rp = _restart(switches, counts, w, P, xn, Px)
                         f = 0.0
                         tt = 1
+                        if not (t_lo <= tt < t_hi):
+                            L, t_lo, t_hi = _window_bracket(tt, window0, cap)
                     if ask == BBQ_LABEL:
                         if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
                             if detect and d <= _FULL_ROWS_UP_TO:
@@ -756,7 +782,7 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                             _update(y, f, rp, w, P, Px)
                     if ask != NO_LABEL:
                         _record(xn, y, ask, detect, window_X, window_y, counts)
-                    m = _end_round(tt, detect, window0, cap, rebuild_every, counts)
+                    m = _end_round(tt, detect, L, rebuild_every, counts)
                     if m >= 0:
                         _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
                         fused_v = False  # V changed and hx was the rebuild's scratch
@@ -1121,3 +1147,7 @@ class SelectiveSampler(OnlineModel):
             {"n_features": 5, "dtype": "float32", "kappa": 0.3},
             {"n_features": 3, "detect_switch": False, "normalize": False},
         ]
+
+
+# Kernels here call DFOP's: recompile them when dfop.py changes (see _jit).
+recompile_with(globals(), _dfop_module)

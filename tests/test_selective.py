@@ -332,3 +332,18 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
         if not k.startswith("work"):
             np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
     assert a.n_switches_ >= 1
+
+
+@pytest.mark.parametrize(("window0", "window_max"), [(50, 2000), (5, 12), (3, 3), (1, 10**6)])
+def test_window_bracket_matches_window_length(window0, window_max):
+    # _run_many caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.
+    from edgereg.selective import _window_bracket, _window_length
+
+    for t in list(range(1, 5000)) + [10**6 - 1, 10**6, 10**6 + 1, 2**40, 2**52 + 3]:
+        L, lo, hi = _window_bracket(t, window0, window_max)
+        assert lo <= t < hi
+        ends = {lo, t} if hi == np.iinfo(np.int64).max else {lo, t, hi - 1}
+        for s in ends:
+            assert _window_length(s, window0, window_max) == L
+        if hi < 2**60:
+            assert _window_length(hi, window0, window_max) != L
