@@ -38,6 +38,7 @@ import numpy as np
 
 from ._validate import (
     as_matrix,
+    as_row,
     check_dtype,
     check_on_invalid,
     describe_nonfinite,
@@ -81,6 +82,7 @@ class OnlineModel:
         self.dtype = check_dtype(dtype)
         self.on_invalid = check_on_invalid(on_invalid)
         self._skip = on_invalid == "skip"
+        self._row_shape = (self.n_features,)
 
     def _allocate(self) -> NamedTuple:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -223,6 +225,13 @@ class OnlineModel:
         self._bind_state()
 
     # ------------------------------------------------------------ learning
+    def _row(self, x: Any) -> np.ndarray:
+        """One sample as the kernels take it; the fast path costs three attribute reads."""
+        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
+            if x.flags.c_contiguous:
+                return x
+        return as_row(x, self.n_features, self.dtype)
+
     def _check_X(self, X: Any) -> np.ndarray:
         return as_matrix(X, self.n_features, self.dtype)
 

@@ -568,7 +568,6 @@ class DFOP(OnlineModel):
         self._w, self._P = s.w, s.P
         self._Px, self._work, self._v = s.work_px, s.work_next, s.work_v
         self._counts, self._forgotten = s.counts, s.forgotten
-        self._row_shape = (self.n_features,)
         # The two blocks the state's fields are views of (``_allocate``).
         self._PW, self._F = s.P.base, s.work_px.base
         assert self._PW is s.w.base and self._F is s.counts.base
@@ -586,13 +585,6 @@ class DFOP(OnlineModel):
         return self._P.copy()
 
     # -------------------------------------------------------------- one-step
-    def _row(self, x: Any) -> np.ndarray:
-        # Fast path costs three attribute reads; anything else is converted.
-        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
-                return x
-        return as_row(x, self.n_features, self.dtype)
-
     def decision_function_one(self, x: Any) -> float:
         """Raw score w^T x for one sample."""
         return _dfop_predict_one(self._row(x), self._w)

@@ -593,7 +593,6 @@ class _MultiOutput(OnlineModel):
         self.fit_intercept = bool(fit_intercept)
         self._D = self.n_features + int(self.fit_intercept)
         self._m = self.n_outputs
-        self._row_shape = (self.n_features,)
         self._y_shape = (self._m,)
 
     # ------------------------------------------------------------ attributes
@@ -610,12 +609,6 @@ class _MultiOutput(OnlineModel):
         return np.zeros(self._m, dtype=self.dtype)
 
     # ------------------------------------------------------------ validation
-    def _row(self, x: Any) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
-                return x
-        return as_row(x, self.n_features, self.dtype)
-
     def _target(self, y: Any) -> np.ndarray:
         if type(y) is np.ndarray and y.dtype == np.float64 and y.shape == self._y_shape:
             if y.flags.c_contiguous:

@@ -74,7 +74,6 @@ import numpy as np
 from ._base import OnlineModel
 from ._jit import kernel
 from ._validate import (
-    as_row,
     as_scalar,
     as_targets,
     check_float,
@@ -490,7 +489,6 @@ class _NORMA(OnlineModel):
         )
         self._bits = s.work_exp
         self._pow2 = s.work_exp.view(np.float64)  # same memory, read as floats
-        self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ attributes
     def _order(self) -> np.ndarray:
@@ -531,12 +529,6 @@ class _NORMA(OnlineModel):
         return int(self._counts[_ACTIVE])
 
     # -------------------------------------------------------------- one-step
-    def _row(self, x: Any) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
-                return x
-        return as_row(x, self.n_features, self.dtype)
-
     def _score_one(self, x: Any) -> float:
         return _norma_predict_one(
             self._row(x), self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,

@@ -109,7 +109,7 @@ import numpy as np
 from . import dfop as _dfop_module
 from ._base import OnlineModel
 from ._jit import kernel, recompile_with
-from ._validate import as_row, check_float, check_int
+from ._validate import check_float, check_int
 from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
 
 __all__ = ["SelectiveSampler", "SelectiveState"]
@@ -954,7 +954,6 @@ class SelectiveSampler(OnlineModel):
             s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.counts, s.work_x, s.work_px,
             s.work_hx, s.work_cache,
         )
-        self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -999,12 +998,6 @@ class SelectiveSampler(OnlineModel):
         return int(self._state.counts[_REBUILDS])
 
     # -------------------------------------------------------------- one-step
-    def _row(self, x: Any) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
-                return x
-        return as_row(x, self.n_features, self.dtype)
-
     def predict_one(self, x: Any) -> float:
         """sign(w_t^T x) = sign(w_{t-1}^T x), in {-1.0, +1.0} (sign(0) = +1); no learning."""
         return 1.0 if _dfop_predict_one(self._row(x), self._state.w) >= 0.0 else -1.0

@@ -70,7 +70,6 @@ from ._jit import kernel, recompile_with
 from ._validate import (
     _NUMERIC_KINDS,
     as_matrix,
-    as_row,
     as_scalar,
     check_int,
     label_to_sign,
@@ -603,7 +602,6 @@ class SparseDFOP(DFOP):
         self._psi, self._Px, self._v, self._col = s.work_psi, s.work_px, s.work_v, s.work_col
         self._counts, self._forgotten = s.counts, s.forgotten
         self._work, self._psi_block = s.work_next, s.work_psi_block
-        self._row_shape = (self.n_features,)
 
     # ------------------------------------------------------------ inputs
     def _sparse_one(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -744,12 +742,6 @@ class SparseDFOP(DFOP):
         if self._classify:
             return 1.0 if yhat >= 0.0 else -1.0
         return yhat
-
-    def _row(self, x: Any) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
-                return x
-        return as_row(x, self.n_features, self.dtype)
 
     # ------------------------------------------------------------ block
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
