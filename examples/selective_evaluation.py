@@ -10,7 +10,8 @@ Measures, on ``edgereg.streams.switch_stream`` (unit-norm x, E[y|x] = c^T x):
    RLS and DFOP (every label used) and river's active.EntropySampler.
 
 Usage: ``python examples/selective_evaluation.py [--n N] [--seeds S] [--d D]``
-(CI: ``--n 4000 --seeds 2``).
+(CI: ``--n 40000 --seeds 2``: at fewer rounds the default window is too
+small for the switch test to fire before the end, see selective_sampling.py).
 """
 
 from __future__ import annotations
