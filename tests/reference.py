@@ -478,67 +478,94 @@ def splitmix64_mix(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def hashed_column(
-    seed: int, j: int, d: int, kind: str, zk, zw, zf, r: float, slow: list | None = None
-) -> np.ndarray:
-    """Column j of Sparse-DFOP's hashed projection, entry by entry, as documented.
+def rademacher_column(seed: int, j: int, d: int) -> np.ndarray:
+    """Column j of Sparse-DFOP's Rademacher projection, entry by entry, as documented.
 
-    ``kind="rademacher"``: M_ij = (1 - 2 b) / sqrt(d), b = bit (i mod 64) of
-    mix(key_j + (i // 64 + 1) G). ``kind="hashed"``: the 32-bit half (i mod 2)
-    of mix(key_j + (i // 2 + 1) G) gives layer (bits 0-6), sign (bit 7) and a
-    24-bit uniform; Marsaglia-Tsang's ziggurat with tables (zk, zw, zf), the
-    rare rejections drawing from mix(mix(key_j ^ salt) + i 2^32 + k G), k = 1, 2, ...
-    key_j = mix(mix(seed) ^ mix(j + G)). ``slow`` collects the rows that took
-    the rejection path.
+    M_ij = (1 - 2 b) / sqrt(d), b = bit (i mod 64) of mix(key_j + (i // 64 + 1) G),
+    key_j = mix(mix(seed) ^ mix(j + G)).
     """
     mix = splitmix64_mix
     key = mix(mix(seed) ^ mix(j + _GOLDEN64))
     scale = 1.0 / math.sqrt(d)
     out = np.empty(d)
+    for i in range(d):
+        h = mix(key + (i // 64 + 1) * _GOLDEN64)
+        out[i] = (1.0 - 2.0 * ((h >> (i % 64)) & 1)) * scale
+    return out
+
+
+_M32 = (1 << 32) - 1
+_SECOND_SALT64 = 0x8CB92BA72F3D8DD7
+
+
+def lowbias32(x: int) -> int:
+    """Wellons' lowbias32 finaliser on a Python int (mod 2^32)."""
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & _M32
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & _M32
+    return x ^ (x >> 16)
+
+
+def hashed_gaussian_column(
+    seed: int, j: int, d: int, zw, inner, zf, r: float, slow: list | None = None
+) -> np.ndarray:
+    """Column j of Sparse-DFOP's hashed Gaussian projection, entry by entry, as documented.
+
+    Pure Python ints and floats (Python floats are IEEE doubles, and
+    ``math.exp``/``math.log`` the libm the kernels call). With
+    t = mix(mix(seed) ^ mix(j + G)), key = mix(t), key2 = mix(t ^ S2) and
+    (a, c | 1), (a2, c2 | 1) their low and high 32-bit halves, entry i has the
+    words h = lowbias32(a + i c), h2 = lowbias32(a2 + i c2); 1024-layer
+    ziggurat: layer = h & 1023, sign = bit 10, x = ((h2 >> 1) | 1) W[layer] 2^-31,
+    accepted when x < inner[layer]; otherwise the exact slow path with fresh
+    uniforms from mix((key ^ salt) + i 2^32 + n G). ``zw``, ``inner``, ``zf``
+    and ``r`` are the ziggurat's widths, acceptance bounds, heights and tail
+    edge. ``slow`` collects (i, layer) of the entries the fast test rejected.
+    """
+    mix = splitmix64_mix
+    t = mix(seed) ^ mix(int(j) + _GOLDEN64)
+    key, key2 = mix(t), mix(t ^ _SECOND_SALT64)
+    a, c = key & _M32, (key >> 32) | 1
+    a2, c2 = key2 & _M32, (key2 >> 32) | 1
 
     def uni53(h: int) -> float:
         return ((h >> 11) + 0.5) / 2.0**53
 
+    out = np.empty(d)
     for i in range(d):
-        if kind == "rademacher":
-            h = mix(key + (i // 64 + 1) * _GOLDEN64)
-            out[i] = (1.0 - 2.0 * ((h >> (i % 64)) & 1)) * scale
-            continue
-        h = mix(key + (i // 2 + 1) * _GOLDEN64)
-        h32 = (h >> (32 * (i % 2))) & 0xFFFFFFFF
-        iz, sign, u = h32 & 127, 1.0 - 2.0 * ((h32 >> 7) & 1), ((h32 >> 8) + 0.5) / 2.0**24
-        if u < zk[iz]:
-            out[i] = sign * u * zw[iz] * scale
-            continue
-        if slow is not None:
-            slow.append(i)
-        base = mix(key ^ _FALLBACK_SALT64) + i * 2**32
-        k = 0
-        while True:
-            if iz == 0:
-                while True:
-                    k += 1
-                    x = -math.log(uni53(mix(base + k * _GOLDEN64))) / r
-                    k += 1
-                    yv = -math.log(uni53(mix(base + k * _GOLDEN64)))
-                    if yv + yv >= x * x:
+        h = lowbias32((a + i * c) & _M32)
+        h2 = lowbias32((a2 + i * c2) & _M32)
+        layer, negative = h & 1023, (h >> 10) & 1
+        x = ((h2 >> 1) | 1) * (zw[layer] * 2.0**-31)  # u = k 2^-31, k odd < 2^31
+        if x >= inner[layer]:  # rejected: the wedge, the tail, or a fresh draw
+            if slow is not None:
+                slow.append((i, layer))
+            base, n = (key ^ _FALLBACK_SALT64) + i * 2**32, 0
+            while True:
+                if layer == 0:
+                    if x < r:
                         break
-                z = sign * (r + x)
-                break
-            x = u * zw[iz]
-            k += 1
-            if zf[iz] + uni53(mix(base + k * _GOLDEN64)) * (zf[iz - 1] - zf[iz]) < math.exp(
-                -0.5 * x * x
-            ):
-                z = sign * x
-                break
-            k += 1
-            h = mix(base + k * _GOLDEN64)
-            iz, sign, u = h & 127, 1.0 - 2.0 * ((h >> 7) & 1), ((h >> 40) + 0.5) / 2.0**24
-            if u < zk[iz]:
-                z = sign * u * zw[iz]
-                break
-        out[i] = z * scale
+                    while True:
+                        n += 1
+                        tail = -math.log(uni53(mix(base + n * _GOLDEN64))) / r
+                        n += 1
+                        e = -math.log(uni53(mix(base + n * _GOLDEN64)))
+                        if e + e >= tail * tail:
+                            break
+                    x = r + tail
+                    break
+                if x < inner[layer]:
+                    break
+                n += 1
+                y = zf[layer] + uni53(mix(base + n * _GOLDEN64)) * (zf[layer - 1] - zf[layer])
+                if y < math.exp(-0.5 * x * x):
+                    break
+                n += 1
+                g = mix(base + n * _GOLDEN64)
+                layer, negative = g & 1023, (g >> 10) & 1
+                x = uni53(g) * zw[layer]
+        out[i] = (-x if negative else x) * (1.0 / math.sqrt(d))
     return out
 
 

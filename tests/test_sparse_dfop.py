@@ -12,12 +12,13 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.special
 import scipy.stats
 from numba.core.runtime import _nrt_python, rtsys
-from reference import hashed_column, sparse_projection
+from reference import hashed_gaussian_column, rademacher_column, sparse_projection
 
 from edgereg import DFOP, SparseDFOP, load
-from edgereg.sparse_dfop import _ZF, _ZK, _ZR, _ZW
+from edgereg.sparse_dfop import _ZF, _ZIG_LAYERS, _ZIG_V, _ZR, _ZTAB, _ZW
 
 
 def _sparse_stream(n, D, nnz, seed=0):
@@ -42,11 +43,24 @@ def _same_state(a, b):
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
+def _gaussian_reference(seed, j, d, slow=None):
+    """tests/reference.py's pure-Python generator with the module's tables."""
+    width, inner = _ZTAB[0::2] * 2.0**31, _ZTAB[1::2]
+    np.testing.assert_array_equal(width, _ZW)
+    return hashed_gaussian_column(seed, j, d, _ZW, inner, _ZF, _ZR, slow)
+
+
 # ------------------------------------------------------------------ reference
+@pytest.mark.parametrize("d", [7, 13])
 @pytest.mark.parametrize("projection", ["gaussian", "hashed", "rademacher"])
-def test_step_by_step_equals_dfop_on_projected_input(projection):
-    """SparseDFOP == DFOP(d) fed psi = M x (reference projection), bit for bit, every step."""
-    D, d = 40, 7
+def test_step_by_step_equals_dfop_on_projected_input(projection, d):
+    """SparseDFOP == DFOP(d) fed psi = M x (reference projection), bit for bit, every step.
+
+    d = 7 takes the scalar path of the hashed generator, d = 13 the 8-lane
+    kernel with an overlapping last block (and ~20 rejected entries over the
+    400 columns, fixed up after their blocks).
+    """
+    D = 400
     idx, val, X, y = _sparse_stream(120, D, 5)
     model = SparseDFOP(D, d, forgetting=0.02, projection=projection, seed=11)
     dfop = DFOP(d, forgetting=0.02)
@@ -60,6 +74,34 @@ def test_step_by_step_equals_dfop_on_projected_input(projection):
         np.testing.assert_array_equal(model.state.P, dfop.state.P)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("d", [5, 8, 13, 64, 100])
+def test_fused_projection_equals_the_column_by_column_sum(d, dtype):
+    """psi as learn_many/predict compute it (generation fused with the accumulation,
+    rejected lanes fixed up afterwards) == sum over the materialised columns, in order."""
+    from edgereg.sparse_dfop import BLOCK_ROWS
+
+    D, n, nnz = 100_000, 2 * BLOCK_ROWS, 40
+    rng = np.random.default_rng(d)
+    idx = np.sort(np.stack([rng.choice(D, nnz, replace=False) for _ in range(n)]), axis=1)
+    val = rng.normal(size=(n, nnz)).astype(dtype)
+    model = SparseDFOP(D, d, seed=21, dtype=dtype)
+    X = sp.csr_matrix((val.ravel(), idx.ravel(), np.arange(0, n * nnz + 1, nnz)), shape=(n, D))
+    model.learn_many(X, np.zeros(n))  # learning from y = 0 leaves v = 0: psi is in the scratch
+    psi_block = model.state.work_psi_block.copy()
+    for t in range(n):
+        M = model.projection_matrix(idx[t])  # the row's columns, in increasing order
+        want = sparse_projection(M, np.arange(nnz), val[t])
+        if t >= n - BLOCK_ROWS:  # the last chunk is still in the block scratch
+            np.testing.assert_array_equal(psi_block[t - (n - BLOCK_ROWS)], want, err_msg=str(t))
+        model.predict_one((idx[t], val[t]))
+        np.testing.assert_array_equal(model.state.work_psi, want, err_msg=str(t))
+        x = np.zeros(D, dtype=dtype)
+        x[idx[t]] = val[t]
+        model.predict_one(x)  # the dense scan
+        np.testing.assert_array_equal(model.state.work_psi, want, err_msg=str(t))
+
+
 def test_gaussian_and_hashed_define_the_same_matrix():
     a = SparseDFOP(300, 33, projection="gaussian", seed=5)
     b = SparseDFOP(300, 33, projection="hashed", seed=5)
@@ -68,19 +110,78 @@ def test_gaussian_and_hashed_define_the_same_matrix():
     assert b.state.M_T.size == 0
 
 
-@pytest.mark.parametrize("kind", ["hashed", "rademacher"])
-def test_hashed_columns_match_the_documented_integer_reference(kind):
-    """The kernel's columns equal a pure-Python splitmix64 + ziggurat, bit for bit."""
+def test_rademacher_columns_match_the_documented_integer_reference():
+    """The kernel's +-1 columns equal a pure-Python splitmix64 reference, bit for bit."""
     d, seed = 150, 123456789
-    model = SparseDFOP(10**6, d, projection=kind, seed=seed)
+    model = SparseDFOP(10**6, d, projection="rademacher", seed=seed)
     cols = [0, 1, 77, 4242, 999_999]
     M = model.projection_matrix(cols)
-    slow: list[int] = []
     for k, j in enumerate(cols):
-        ref = hashed_column(seed, j, d, kind, _ZK, _ZW, _ZF, _ZR, slow)
+        ref = rademacher_column(seed, j, d)
         np.testing.assert_array_equal(M[:, k], ref)
-    if kind == "hashed":  # the ziggurat's rejection branch (~1.2%) was exercised
-        assert len(slow) >= 2
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("d", [5, 8, 150])
+def test_gaussian_columns_match_the_documented_integer_reference(d, dtype):
+    """The kernel's columns equal the pure-Python lowbias32 + ziggurat reference, bit for bit.
+
+    d = 5: the scalar path; 8: one 8-lane block; 150: 18 blocks and an
+    overlapping last one. ~9000 entries each: the fast test's rejections
+    (0.43%, ~39 expected) are exercised in every path.
+    """
+    seed = 123456789
+    model = SparseDFOP(10**6, d, seed=seed, dtype=dtype)
+    cols = [0, 1, 77, 4242, 999_999, *range(500_000, 500_000 + 9000 // d)]
+    M = model.projection_matrix(cols)
+    slow: list = []
+    for k, j in enumerate(cols):
+        ref = _gaussian_reference(seed, j, d, slow).astype(dtype)
+        np.testing.assert_array_equal(M[:, k], ref, err_msg=f"column {j}")
+    assert len(slow) >= 15, len(slow)
+
+
+def test_gaussian_tail_and_top_layer_match_the_reference():
+    """Entries beyond r (Marsaglia's tail) and from the top layer (always the wedge test)
+    equal the reference too: found by scanning 50,000 columns (3.2 million entries)."""
+    d, seed = 64, 7
+    model = SparseDFOP(10**6, d, seed=seed)
+    found = []
+    for start in range(0, 50_000, 10_000):
+        M = model.projection_matrix(np.arange(start, start + 10_000)) * np.sqrt(d)
+        found += [start + j for j in np.flatnonzero(np.any(np.abs(M) > _ZR, axis=0))]
+    # P(|z| > r) = 5.4e-5: ~170 expected; check 20 of their columns.
+    assert len(found) > 100, len(found)
+    slow: list = []
+    for j in found[:20]:
+        ref = _gaussian_reference(seed, j, d, slow)
+        np.testing.assert_array_equal(model.projection_matrix([j])[:, 0], ref)
+        assert np.any(np.abs(ref) * np.sqrt(d) > _ZR)
+    layers = {layer for _, layer in slow}
+    assert 0 in layers and 1 in layers  # the base strip/tail and the top layer
+
+
+def test_ziggurat_tables_have_equal_area_layers():
+    """Layer L >= 1 (x_L (f(x_{L-1}) - f(x_L))), the base strip with the tail and the
+    top layer all have area v, to double precision; the fast test's thresholds."""
+    f = np.exp(-0.5 * _ZW**2)
+    x = np.concatenate([[0.0], _ZW[1:]])  # x_0 = 0 (the peak), x_L = W[L]
+    v = float(_ZIG_V)
+    areas = x[2:] * (f[1:-1] - f[2:])  # layers 2..1023
+    np.testing.assert_allclose(areas, v, rtol=1e-12)
+    np.testing.assert_allclose(x[1] * (1.0 - f[1]), v, rtol=1e-12)  # the top layer
+    tail = np.sqrt(np.pi / 2) * scipy.special.erfc(_ZR / np.sqrt(2))
+    np.testing.assert_allclose(_ZW[0] * np.exp(-0.5 * _ZR**2), v, rtol=1e-14)
+    np.testing.assert_allclose(_ZR * np.exp(-0.5 * _ZR**2) + tail, v, rtol=1e-12)
+    np.testing.assert_allclose(_ZF, np.exp(-0.5 * x**2), rtol=1e-14)  # F[e] = f(x_e)
+    inner = _ZTAB[1::2]
+    assert inner[0] == _ZR and inner[1] == 0.0
+    np.testing.assert_array_equal(inner[2:], _ZW[1:-1])  # T[L] = x_{L-1}
+    assert _ZW[-1] == _ZR and np.all(np.diff(_ZW[1:]) > 0)
+    # Fast-test acceptance: sum of T/W over the layers, 99.57%.
+    accept = np.mean(inner / _ZW)
+    assert 0.9956 < accept < 0.9958
+    assert _ZIG_LAYERS == 1024
 
 
 def test_hashed_columns_are_bit_identical_in_another_process():
@@ -116,22 +217,67 @@ def test_seeds_give_different_matrices():
 
 
 # ------------------------------------------------------------------ statistics
-def test_hashed_entries_are_n_0_1_over_d():
-    """Mean, variance (CLT bounds, 5 sigma) and shape (KS) of 262,144 entries."""
-    d, D = 64, 4096
+@pytest.fixture(scope="module")
+def gaussian_entries():
+    """2^20 entries of the hashed projection (d = 64, D = 16384), times sqrt(d): N(0, 1)."""
+    d, D = 64, 16384
     M = SparseDFOP(D, d, seed=7).projection_matrix()
-    z = M.ravel() * np.sqrt(d)  # should be N(0, 1)
+    return M * np.sqrt(d)
+
+
+def test_hashed_entries_are_n_0_1(gaussian_entries):
+    """Moments (CLT bounds, 5 sigma), shape (KS and chi-square) and tails of 2^20 entries."""
+    z = gaussian_entries.ravel()
     n = z.size
+    assert n >= 10**6
     assert abs(z.mean()) < 5.0 / np.sqrt(n)
     assert abs(z.var() - 1.0) < 5.0 * np.sqrt(2.0 / n)
+    assert abs(scipy.stats.skew(z)) < 5.0 * np.sqrt(6.0 / n)
+    assert abs(scipy.stats.kurtosis(z)) < 5.0 * np.sqrt(24.0 / n)
     assert scipy.stats.kstest(z, "norm").pvalue > 1e-4
-    # The tail beyond r (the ziggurat's slow path) has the right mass too.
-    tail = np.mean(np.abs(z) > _ZR)
-    p = 2 * scipy.stats.norm.sf(_ZR)
-    assert abs(tail - p) < 5.0 * np.sqrt(p / n)
-    # Each column is centred and scaled: column means/variances spread as the CLT says.
-    col_var = (M**2).sum(axis=0)  # ||M_j||^2 ~ chi2_d / d
+    # 256 equiprobable bins (a finer view of the shape than KS).
+    edges = scipy.stats.norm.ppf(np.linspace(0.0, 1.0, 257))
+    counts = np.histogram(z, bins=edges)[0]
+    assert scipy.stats.chisquare(counts).pvalue > 1e-4
+    # Tail masses, including beyond r = 4.04 (the ziggurat's tail algorithm).
+    for c in (2.0, 3.0, 3.5, _ZR):
+        p = 2 * scipy.stats.norm.sf(c)
+        assert abs(np.mean(np.abs(z) > c) - p) < 5.0 * np.sqrt(p / n) + 1.0 / n, c
+    # Signs are balanced, on both sides of the mode.
+    assert abs(np.mean(z > 0) - 0.5) < 5.0 * 0.5 / np.sqrt(n)
+
+
+def test_hashed_entries_are_uncorrelated(gaussian_entries):
+    """No correlation between neighbouring entries of a column, the same entry of
+    neighbouring columns, nor between their squares or signs (5 sigma, ~1/sqrt(n))."""
+    M = gaussian_entries  # (d, D): rows = entries i, columns = features j
+    pairs = {
+        "entries i, i+1": (M[:-1].ravel(), M[1:].ravel()),
+        "entries i, i+2": (M[:-2].ravel(), M[2:].ravel()),
+        "entries i, i+8": (M[:-8].ravel(), M[8:].ravel()),  # the same lane of the next block
+        "columns j, j+1": (M[:, :-1].ravel(), M[:, 1:].ravel()),
+        "columns j, j+64": (M[:, :-64].ravel(), M[:, 64:].ravel()),
+    }
+    for name, (a, b) in pairs.items():
+        bound = 5.0 / np.sqrt(a.size)
+        assert abs(np.corrcoef(a, b)[0, 1]) < bound, name
+        assert abs(np.corrcoef(a * a, b * b)[0, 1]) < bound, name + " (squares)"
+        assert abs(np.corrcoef(np.sign(a), np.sign(b))[0, 1]) < bound, name + " (signs)"
+    # Each column is centred and scaled: ||M_j||^2 / d ~ chi2_d / d, mean 1.
+    d, D = M.shape
+    col_var = (M**2).mean(axis=0)
     assert abs(col_var.mean() - 1.0) < 5.0 * np.sqrt(2.0 / d / D)
+    # Gram matrix of 256 columns: off-diagonal entries ~ N(0, 1/d) (JL), nothing larger.
+    G = M[:, :256].T @ M[:, :256] / d
+    off = G[~np.eye(256, dtype=bool)]
+    assert abs(off.std() - 1.0 / np.sqrt(d)) < 0.05 / np.sqrt(d)
+    assert np.abs(off).max() < 6.0 / np.sqrt(d)
+
+
+def test_seeds_give_uncorrelated_matrices():
+    a = SparseDFOP(4096, 64, seed=0).projection_matrix().ravel()
+    b = SparseDFOP(4096, 64, seed=1).projection_matrix().ravel()
+    assert abs(np.corrcoef(a, b)[0, 1]) < 5.0 / np.sqrt(a.size)
 
 
 def test_rademacher_entries():
