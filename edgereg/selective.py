@@ -66,8 +66,9 @@ makes the same ones):
   scratch on the last min(L_t, labels in the window) examples:
   A_L = I + sum x_i x_i^T, b_L = sum y_i x_i, h = A_L^-1 b_L (the RLS fit on
   those examples), and t_rebuild = t. Between rebuilds h is frozen. It is
-  kept as the inverse Cholesky factor V = U^-1 (A_L = U^T U), so that each
-  round's r'_L = ||V^T x||^2 costs d^2 / 2. Cost L_t d^2 / 2 + d^3 / 3 every
+  kept as the inverse Cholesky factor V = U^-1 (A_L = U^T U), so that a
+  round's r'_L = ||V^T x||^2 costs d^2 / 2 (and most rounds of the block
+  kernel need none, see Speed). Cost L_t d^2 / 2 + d^3 / 3 every
   rebuild_every * L_t rounds: O(d^2 / rebuild_every + d^3 / (rebuild_every L_t))
   amortised.
 * Order within a round: predict and decide the query from the state before
@@ -86,16 +87,29 @@ measures the rate.
 The kernels never allocate: every temporary is a ``work*`` array of the
 state; non-finite input is reported with a status before anything is written.
 
-Speed (same decisions, fewer operations): the block kernel accumulates the
-next round's A^-1 x while it writes the updated A^-1 (one pass, like DFOP's
-``_dfop_learn_many``) and, up to d = 64, the next round's demo product V^T x
-(refreshed after a rebuild); a round without that fusion runs A^-1 x and V^T x
-in one pass over the rows of both (``_symv_demo``); t^-kappa and the switch
-test's log and square roots
-are evaluated only when r_t (resp. C_t) is close enough to the threshold to
-need them (``_bbq_query``, ``_switch_test``); the per-round helpers take few
-arrays and have a single exit, so numba drops the atomic reference counting
-of their arguments.
+Speed (same decisions, fewer operations):
+
+* The switch test is screened: r'_L lies between ||x||^2 / lambda and
+  ||x||^2 (lambda a Gershgorin bound of A_L's largest eigenvalue, taken at
+  each rebuild, widened against rounding), and those bounds alone prove
+  C_t <= K_t on nearly every round of a stationary stream
+  (``_switch_screen``), so the block kernel computes V^T x (d^2 / 2) only
+  on the rounds they do not decide and runs ``_switch_test`` on those. The
+  one-sample paths always compute r'_L and run the test as written: the
+  tests check that both paths decide alike, bit for bit.
+* The block kernel accumulates the next round's A^-1 x while it writes the
+  updated A^-1 (one pass, like DFOP's ``_dfop_learn_many``); a round that
+  did not learn computes A^-1 x in registers up to d = 16 (``_symv8``:
+  ``_symv``'s sums in its order, so the same bits).
+* t^-kappa and the switch test's log and square roots are evaluated only
+  when r_t (resp. C_t) is too close to the threshold for cached bounds to
+  decide (``_bbq_query``, ``_switch_screen``, ``_switch_test``).
+* ``learn_many`` and ``process_many`` run their own compiled kernel (the
+  body ``_run_block`` inlined with ``forced`` a constant), labels are
+  mapped to +-1 and predictions to signs inside it (no NumPy passes over
+  the block), and the small per-round helpers are inlined or take few
+  arrays with a single exit, so numba drops the atomic reference counting
+  of their arguments.
 """
 
 from __future__ import annotations
@@ -105,6 +119,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from . import dfop as _dfop_module
 from ._base import OnlineModel
@@ -116,6 +131,14 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 
 OK = 0
 INVALID = 1
+
+#: ``kernel`` with ``inline="always"``: numba inlines the body into each
+#: caller (before typing, so constant arguments fold). For the block body
+#: ``_run_block`` (one kernel per mode) and the per-round helpers whose call
+#: costs more than their work at small d (arrays are passed as exploded
+#: structs). Caching works as for ``kernel``; a caller in this module is
+#: recompiled when the inlined function changes (same file).
+inline_kernel = njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
 #: Capacity of the record of switch steps (the most recent ones are kept; the
 #: total is counted without limit). Fixed memory: 64 int64.
@@ -142,7 +165,7 @@ BBQ_LABEL = 2  # asked by the BBQ rule (or given, in learn mode): learnt by the 
 
 class SelectiveState(NamedTuple):
     """Fixed memory: 2 d^2 + (window_max + 4) d + window_max values of the dtype,
-    3 d + 8 float64 of scratch and cache, 64 + 10 int64."""
+    3 d + 16 float64 of scratch and cache, 64 + 10 int64."""
 
     w: np.ndarray  # (d,) w_{t-1} = A^-1 b of the current epoch
     P: np.ndarray  # (d, d) A^-1, exactly symmetric
@@ -158,19 +181,39 @@ class SelectiveState(NamedTuple):
     work_acc: np.ndarray  # float64 (d,) scratch: A_new^-1 x_next (fused pass)
     work_hx: np.ndarray  # float64 (d,) scratch: V^T x (zero when not detecting)
     work_cache: np.ndarray  # float64 (8,): the _C_* bounds (speed only, never a decision)
+    work_screen: np.ndarray  # float64 (8,): the _S_* bounds of the switch screen (speed only)
 
 
-# Indices into ``work_cache``: bracket of the query threshold t^-kappa for t in
-# [t0, t1], and the lower bound c_1^2 of c^2 in the switch test. Stale entries
-# (other kappa or delta, t out of the bracket) are recomputed; the decisions
-# never depend on the cache, only whether a pow or log is evaluated.
-_C_T0, _C_T1, _C_HI, _C_LO, _C_KAPPA, _C_CLO2, _C_DELTA = range(7)
+# Indices into ``work_cache``: bracket [t0, t1] of the query threshold with
+# f0 = t0^-kappa, f1 = t1^-kappa (``_bbq_query``), and the lower bound c_1^2 of
+# c^2 in the switch test. Stale entries (other kappa or delta, t out of the
+# bracket) are recomputed; the decisions never depend on the cache, only
+# whether a pow or log is evaluated.
+_C_T0, _C_T1, _C_F0, _C_F1, _C_KAPPA, _C_CLO2, _C_DELTA = range(7)
 _N_CACHE = 8
+# Indices into ``work_screen`` (``_switch_screen``): r'_L = ||V^T x||^2 lies in
+# [mu ||x||^2, hi ||x||^2] for the current demo factor V (written by
+# ``_refit`` with V; mu = 0, hi = 1e300, true of any V, in a fresh state and
+# in one loaded from a file saved without this field), c = c_t at epoch
+# round t_c, a lower bound of c_t for t in [t_c, 2 t_c) and that delta, and
+# the machine epsilon of the dtype (for ``_refit``'s margin).
+_S_MU, _S_HI, _S_C, _S_TC, _S_DELTA, _S_EPS = range(6)
+_N_SCREEN = 8
+#: Machine epsilons of float64 and float32 (``_prepare``'s rounding down).
+_EPS64 = 2.0**-52
+_EPS32 = 2.0**-23
 #: Below this epoch round the threshold t^-kappa is always computed exactly.
 _BRACKET_FROM = 64
+#: Relative margin of the bracket's bounds. States saved before the bounds
+#: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
+#: margin covers that too.
+_BRACKET_MARGIN = 1e-11
 #: Up to this d the demo product runs over whole rows of V (measured faster
 #: than the triangle: d = 10 and 50); above it, over the upper triangle only.
 _FULL_ROWS_UP_TO = 64
+#: Up to this d, A^-1 x is summed in registers (``_symv8``, measured faster at
+#: d = 10 and 16), above it by row axpys (``_symv``, faster from d = 24).
+_REGISTER_SYMV_UP_TO = 16
 
 
 def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveState:
@@ -178,6 +221,12 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
     cache = np.zeros(_N_CACHE, dtype=np.float64)
     cache[_C_KAPPA] = cache[_C_DELTA] = np.nan  # stale: filled on first use
     cache[_C_T0] = cache[_C_T1] = -1.0
+    screen = np.zeros(_N_SCREEN, dtype=np.float64)
+    screen[_S_MU] = 0.0
+    screen[_S_HI] = 1e300
+    screen[_S_TC] = np.inf  # stale: filled on first use
+    screen[_S_DELTA] = np.nan
+    screen[_S_EPS] = np.finfo(dtype).eps
     return SelectiveState(
         w=np.zeros(d, dtype=dtype),
         P=np.eye(d, dtype=dtype),
@@ -193,6 +242,7 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
         work_acc=np.zeros(d, dtype=np.float64),
         work_hx=np.zeros(d, dtype=np.float64),
         work_cache=cache,
+        work_screen=screen,
     )
 
 
@@ -201,28 +251,49 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
 def _prepare(X, t, normalize, xn):
     """xn = X[t] / ||X[t]|| (x = 0 stays 0), or a copy; False if X[t] is not finite.
 
-    The norm is taken of x / max|x_j| so that it neither overflows nor
-    underflows for any finite x. Row t of a 2-D block (the one-sample paths
-    pass x as a 1 x d view): no row view is made, and the single exit lets
-    numba drop the reference counting of the arguments.
+    One pass finds max|x_j|, whether every x_j is finite (the sum of
+    x_j - x_j is 0, or NaN from an inf or NaN) and sum x_j^2; when
+    1e-140 < max|x_j| < 1e140 (no square underflows to a denormal, and the
+    sum cannot overflow for d < 1e28) the scale is 1 / sqrt(sum x_j^2).
+    Otherwise the norm is taken of x / max|x_j|, which neither overflows nor
+    underflows for any finite x (a second pass). The scale is then rounded
+    down by (d + 8) eps, plus 2 eps of float32 when xn is float32 (the
+    rounding to storage), more than the relative error of computing it, of
+    xn and of ||xn||^2: the computed ||xn||^2 never exceeds 1 (the bounds
+    assume ||x|| <= 1). So r_t = t^-kappa, an exact tie at the start of an
+    epoch (A = I: r'_t = ||xn||^2, r_t = 1/2 = 4^-1/2 with kappa = 1/2), is
+    decided alike whatever the scale of x (no query).
+
+    Row t of a 2-D block (the one-sample paths pass x as a 1 x d view): no
+    row view is made, and the single exit lets numba drop the reference
+    counting of the arguments.
     """
     d = X.shape[1]
     m = 0.0
-    finite = True
+    ss = 0.0
+    z = 0.0
     for j in range(d):
-        a = abs(np.float64(X[t, j]))
-        if not np.isfinite(a):
-            finite = False
-        elif a > m:
-            m = a
+        v = np.float64(X[t, j])
+        z += v - v
+        a = abs(v)
+        m = a if a > m else m
+        ss += v * v
+    finite = z == 0.0
     scale = 1.0  # a copy when not normalising, and x = 0 stays 0
     if finite and normalize and m > 0.0:
-        inv_m = 1.0 / m
-        ss = 0.0
-        for j in range(d):
-            v = X[t, j] * inv_m
-            ss += v * v
-        scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
+        if 1e-140 < m < 1e140:
+            scale = 1.0 / math.sqrt(ss)
+        else:
+            inv_m = 1.0 / m
+            ss = 0.0
+            for j in range(d):
+                v = X[t, j] * inv_m
+                ss += v * v
+            scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
+        down = (d + 8) * _EPS64
+        if xn.itemsize == 4:
+            down += 2.0 * _EPS32
+        scale *= 1.0 - down
     if finite:
         for j in range(d):
             xn[j] = X[t, j] * scale
@@ -252,7 +323,7 @@ def _window_bracket(t, window0, window_max):
 
     With q = floor(sqrt(t)), floor(sqrt(s)) = q for q^2 <= s < (q + 1)^2;
     once window0 + q >= window_max, L stays window_max for every s >= t_lo.
-    ``_run_many`` keeps the bracket and recomputes it only when t leaves it
+    ``_run_block`` keeps the bracket and recomputes it only when t leaves it
     (t grows by one per round, and returns to 1 on a restart).
     """
     q = _isqrt(t)
@@ -299,27 +370,48 @@ def _demo_rows(xn, V, v):
 
 @kernel
 def _bbq_query(r, t, kappa, cache):
-    """r > t^-kappa, with t^-kappa evaluated only when r falls in the cached bracket.
+    """r > t^-kappa, with t^-kappa evaluated only when r is too close to it for the bounds.
 
-    For t in [t0, t1] (t1 = t0 + t0 // 64), t1^-kappa <= t^-kappa <= t0^-kappa;
-    the cached ends are widened by 1e-12 (relative) against the rounding of
-    pow, so r above the upper end or at/below the lower end decides exactly
-    as the direct comparison. A pow is computed when the bracket moves (every
-    t/64 rounds) and when r lies inside it.
+    For t in a cached bracket [t0, t1] (t1 = t0 + t0 // 64), with f0 = t0^-kappa
+    and f1 = t1^-kappa: f = t^-kappa is decreasing, so f1 <= f(t) <= f0, and
+    convex, so f lies below the chord from (t0, f0) to (t1, f1) and above
+    its tangent at t1, f1 (1 + kappa (t1 - t) / t1). Those bounds are at
+    most kappa (kappa + 1) / 2 (1 / 64)^2 apart (relatively; 9e-5 for
+    kappa = 1/2); widened by 1e-11 (relative) against the rounding of pow
+    and of their own evaluation, r above the upper or at/below the lower
+    decides exactly as the direct comparison.
+    BBQ keeps r_t within about 1% of t^-kappa, so the ends alone would
+    leave most rounds undecided. A pow is computed when the bracket moves
+    (once every t / 64 rounds: the next bracket starts at the old t1) and
+    when r lies between the bounds.
     """
     tf = float(t)
     if t < _BRACKET_FROM:
         return r > tf ** (-kappa)
     if not (cache[_C_T0] <= tf <= cache[_C_T1]) or cache[_C_KAPPA] != kappa:
-        t1 = tf + float(t // 64)
-        cache[_C_T0] = tf
+        if cache[_C_KAPPA] == kappa and tf == cache[_C_T1] + 1.0:
+            t0 = cache[_C_T1]  # the usual move: t just left the bracket
+            f0 = cache[_C_F1]
+        else:
+            t0 = tf
+            f0 = tf ** (-kappa)
+        t1 = t0 + float(int(t0) // 64)
+        cache[_C_T0] = t0
         cache[_C_T1] = t1
-        cache[_C_HI] = tf ** (-kappa) * (1.0 + 1e-12)
-        cache[_C_LO] = t1 ** (-kappa) * (1.0 - 1e-12)
+        cache[_C_F0] = f0
+        cache[_C_F1] = t1 ** (-kappa)
         cache[_C_KAPPA] = kappa
-    if r > cache[_C_HI]:
+    f0 = cache[_C_F0]
+    f1 = cache[_C_F1]
+    if r > f0 * (1.0 + _BRACKET_MARGIN):
         return True
-    if r <= cache[_C_LO]:
+    if r <= f1 * (1.0 - _BRACKET_MARGIN):
+        return False
+    t0 = cache[_C_T0]
+    t1 = cache[_C_T1]
+    if r > (f0 + (f1 - f0) * ((tf - t0) / (t1 - t0))) * (1.0 + _BRACKET_MARGIN):
+        return True
+    if r <= f1 * (1.0 + kappa * ((t1 - tf) / t1)) * (1.0 - _BRACKET_MARGIN):
         return False
     return r > tf ** (-kappa)
 
@@ -355,6 +447,44 @@ def _switch_test(f, rp, g, rLp, t, delta, cache):
 
 
 @kernel
+def _switch_screen(f, rp, nn, g, t, delta, screen):
+    """True when C_t <= K_t holds for every r'_L within its bounds: no switch this round.
+
+    Needs no V^T x (d^2 / 2 per round): r'_L lies in [lo, hi] =
+    [mu ||x||^2, hi ||x||^2] (``_refit``). K_t grows with r'_L and c_t with
+    t, so K_t >= c_lo (sqrt(r) + sqrt(r_lo)) + r + r_lo with
+    r_lo = lo / (1 + lo) and c_lo = c at a round <= t (cached, recomputed
+    when t doubles, restarts or delta changes). h_t^T x = g / (1 + r'_L) lies
+    between g / (1 + hi) and g / (1 + lo), so C_t is at most the larger
+    distance from w_t^T x = a to those two ends. The bound of K_t is
+    lowered by 1e-9 (relative) and 1e-12 (|a| + |g|) against the rounding of
+    both sides, so True implies that ``_switch_test`` returns False. False
+    (the caller computes r'_L and runs ``_switch_test``) when the bounds do
+    not decide, when a square root is NaN (r' rounded below 0) and when
+    ||x||^2 >= 1e300 (below, a skipped r'_L, about ||x||^2 at most as
+    A_L >= I, is finite: the row is valid exactly when ``_assess_one``
+    finds it valid).
+    """
+    tf = float(t)
+    if not (screen[_S_TC] <= tf < 2.0 * screen[_S_TC]) or screen[_S_DELTA] != delta:
+        delta_t = delta / (tf * (tf + 1.0))
+        screen[_S_C] = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
+        screen[_S_TC] = tf
+        screen[_S_DELTA] = delta
+    inv = 1.0 / (1.0 + rp)
+    a = f * inv
+    r = rp * inv
+    lo = nn * screen[_S_MU]
+    q = 1.0 / (1.0 + lo)
+    r_lo = lo * q
+    z_near = g * q
+    z_far = g / (1.0 + nn * screen[_S_HI])  # 0 if nn * hi overflows: still an end
+    K = (screen[_S_C] * (math.sqrt(r) + math.sqrt(r_lo)) + r + r_lo) * (1.0 - 1e-9)
+    K -= 1e-12 * (abs(a) + abs(g))
+    return nn < 1e300 and abs(a - z_near) <= K and abs(a - z_far) <= K
+
+
+@kernel
 def _rebuild(window_X, window_y, head, m, hw, V, acc):
     """Refit the demo classifier from scratch on the last m labelled examples.
 
@@ -364,7 +494,8 @@ def _rebuild(window_X, window_y, head, m, hw, V, acc):
     last) and h = A_L^-1 b_L = V (V^T b_L). Then per round
     x^T A_L^-1 x = ||V^T x||^2 (``_demo_triangle``). Every inner loop is an
     axpy on a row segment (vectorised): m d^2 / 2 + d^3 / 3 multiply-adds in
-    place, ``acc`` is scratch.
+    place, ``acc`` is scratch. Returns lam >= the largest eigenvalue of the
+    A_L formed (Gershgorin's bound, max_i sum_j |A_L[i, j]|) for ``_refit``.
     """
     d = hw.shape[0]
     for i in range(d):
@@ -389,6 +520,20 @@ def _rebuild(window_X, window_y, head, m, hw, V, acc):
             Va = V[a]
             for j in range(d - a):
                 Va[a + j] += xa * xk[a + j]
+    # Gershgorin: lambda_max(A_L) <= max_i sum_j |A_L[i, j]| (row i of the upper
+    # triangle plus column i above the diagonal, accumulated in acc).
+    for j in range(d):
+        acc[j] = 0.0
+    lam = 0.0
+    for i in range(d):
+        Vi = V[i]
+        s = 0.0
+        for j in range(d - i):
+            s += abs(np.float64(Vi[i + j]))
+        for j in range(d - i - 1):
+            acc[i + 1 + j] += abs(np.float64(Vi[i + 1 + j]))
+        if s + acc[i] > lam:
+            lam = s + acc[i]
     # Cholesky A_L = U^T U in place (upper), by rank-one updates of the trailing rows.
     for k in range(d):
         Vk = V[k]
@@ -433,6 +578,33 @@ def _rebuild(window_X, window_y, head, m, hw, V, acc):
         for j in range(d - i):
             s += np.float64(Vi[i + j]) * acc[i + j]
         hw[i] = s
+    return lam
+
+
+@kernel
+def _refit(window_X, window_y, head, m, hw, V, acc, screen):
+    """``_rebuild``, then the bounds of r'_L = ||V^T x||^2 that ``_switch_screen`` uses.
+
+    The stored A_L (formed in V, then factored) is >= I, and its largest
+    eigenvalue is <= lam (Gershgorin, returned by ``_rebuild``), so
+    ||x||^2 / lam <= x^T A_L^-1 x <= ||x||^2. The computed ||V^T x||^2
+    differs from x^T A_L^-1 x by the rounding of the Cholesky factor and its
+    inverse: relatively at most O(d^2 kappa eps) (the worst-case bounds),
+    kappa <= lam. The bounds are widened by 8 d^2 lam eps (float64, d = 10,
+    lam = 2000: 3.6e-10; float32, d = 10, lam = 50: 0.005), and dropped
+    (mu = 0, hi = 1e300, true of any V) when that is not below 0.25.
+    Every change of V goes through here, so the bounds always belong to the
+    current V.
+    """
+    lam = _rebuild(window_X, window_y, head, m, hw, V, acc)
+    d = V.shape[0]
+    slack = 8.0 * d * d * lam * screen[_S_EPS]
+    if slack < 0.25:
+        screen[_S_MU] = (1.0 - slack) / lam
+        screen[_S_HI] = 1.0 + slack
+    else:
+        screen[_S_MU] = 0.0
+        screen[_S_HI] = 1e300
 
 
 @kernel
@@ -469,12 +641,13 @@ def _update(y, f, rp, w, P, Px):
             P[i, j] = P[i, j] - ui * Px[j]
 
 
-@kernel
+@inline_kernel
 def _update_fused(y, f, rp, w, P, Px, xnext, acc):
     """``_update``, and acc = A_new^-1 xnext accumulated in the same pass over A^-1.
 
     The next round then needs no product of its own: the same sums in the
-    same order as ``_symv`` (which the one-sample paths call), so the same bits.
+    same order as ``_a_inv_x`` (which the one-sample paths call), so the
+    same bits. Inlined into the block kernels (a call passes 8 arrays).
     """
     d = w.shape[0]
     gain, sc = _gain(y, f, rp)
@@ -494,50 +667,72 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
 
 
 @kernel
-def _update_fused_demo(y, f, rp, w, P, Px, xnext, acc, G, v):
-    """``_update_fused``, and v = V^T xnext (``_demo_rows``) in the same pass over the rows.
+def _symv8(P, x, out):
+    """out = P x as ``_symv``, but each out[j] summed in a register, 8 columns at a time.
 
-    Each v[j] sums the same products in the same order as ``_demo_rows``
-    (and, over the upper triangle, ``_demo_triangle``): the same bits. The
-    caller recomputes v when the demo classifier is rebuilt at the end of the
-    round (V changes, and the rebuild uses v as scratch).
+    ``_symv`` adds row after row into out in memory (a load, add and store
+    chain per row); here the same products are added in the same order
+    (rows ascending, from 0.0) in 8 independent register chains per pass
+    over the rows: the same bits. Faster for short rows only (measured:
+    d = 10 and 16; slower from d = 24, see ``_a_inv_x``).
     """
-    d = w.shape[0]
-    gain, sc = _gain(y, f, rp)
-    for j in range(d):
-        w[j] += Px[j] * gain
-        Px[j] *= sc
-    for j in range(d):
-        acc[j] = 0.0
-        v[j] = 0.0
-    for i in range(d):
-        ui = Px[i]
-        xi = np.float64(xnext[i])
-        Pi = P[i]
-        Gi = G[i]
-        for j in range(d):
-            Pi[j] = Pi[j] - ui * Px[j]
-            acc[j] += xi * Pi[j]
-        for j in range(d):
-            v[j] += xi * Gi[j]
+    d = x.shape[0]
+    j0 = 0
+    while j0 + 8 <= d:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        a4 = 0.0
+        a5 = 0.0
+        a6 = 0.0
+        a7 = 0.0
+        for i in range(d):
+            xi = np.float64(x[i])
+            Pi = P[i]
+            a0 += xi * Pi[j0]
+            a1 += xi * Pi[j0 + 1]
+            a2 += xi * Pi[j0 + 2]
+            a3 += xi * Pi[j0 + 3]
+            a4 += xi * Pi[j0 + 4]
+            a5 += xi * Pi[j0 + 5]
+            a6 += xi * Pi[j0 + 6]
+            a7 += xi * Pi[j0 + 7]
+        out[j0] = a0
+        out[j0 + 1] = a1
+        out[j0 + 2] = a2
+        out[j0 + 3] = a3
+        out[j0 + 4] = a4
+        out[j0 + 5] = a5
+        out[j0 + 6] = a6
+        out[j0 + 7] = a7
+        j0 += 8
+    while j0 + 2 <= d:
+        a0 = 0.0
+        a1 = 0.0
+        for i in range(d):
+            xi = np.float64(x[i])
+            Pi = P[i]
+            a0 += xi * Pi[j0]
+            a1 += xi * Pi[j0 + 1]
+        out[j0] = a0
+        out[j0 + 1] = a1
+        j0 += 2
+    while j0 < d:
+        a0 = 0.0
+        for i in range(d):
+            a0 += np.float64(x[i]) * P[i, j0]
+        out[j0] = a0
+        j0 += 1
 
 
 @kernel
-def _symv_demo(P, G, xn, Px, v):
-    """Px = A^-1 x (``_symv``) and v = V^T x (``_demo_rows``) in one pass over
-    the rows of both matrices: the same sums in the same order, the same bits."""
-    d = xn.shape[0]
-    for j in range(d):
-        Px[j] = 0.0
-        v[j] = 0.0
-    for i in range(d):
-        xi = np.float64(xn[i])
-        Pi = P[i]
-        Gi = G[i]
-        for j in range(d):
-            Px[j] += xi * Pi[j]
-        for j in range(d):
-            v[j] += xi * Gi[j]
+def _a_inv_x(P, x, out):
+    """out = A^-1 x: ``_symv8`` up to d = ``_REGISTER_SYMV_UP_TO``, else ``_symv`` (same bits)."""
+    if x.shape[0] <= _REGISTER_SYMV_UP_TO:
+        _symv8(P, x, out)
+    else:
+        _symv(P, x, out)
 
 
 @kernel
@@ -598,7 +793,7 @@ def _restart(switches, counts, w, P, xn, Px):
     return rp
 
 
-@kernel
+@inline_kernel
 def _record(xn, y, ask, detect, window_X, window_y, counts):
     """Count a used label and push (x, y) into the window ring."""
     counts[_QUERIES] += 1
@@ -638,12 +833,13 @@ def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, 
     Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
     rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
     detecting) and ``_decide``'s ask. Status INVALID when x (or anything
-    derived) is not finite. ``_run_many`` makes the same calls in the same
-    order (inline, and with the product A^-1 x fused into the previous update).
+    derived) is not finite. ``_run_block`` makes the same calls in the same
+    order (inline, with the product A^-1 x fused into the previous update,
+    and r'_L computed only when ``_switch_screen`` does not decide).
     """
     if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
         return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
-    _symv(P, xn, Px)
+    _a_inv_x(P, xn, Px)
     if detect:
         if xn.shape[0] <= _FULL_ROWS_UP_TO:
             _demo_rows(xn, G, hx)
@@ -661,7 +857,7 @@ def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, 
 
 @kernel
 def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache):
+            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache, screen):
     """Finish a round assessed by ``_assess_one``: switch test, restart, learn, rebuild.
 
     ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
@@ -683,51 +879,102 @@ def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
     m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
                    counts)
     if m >= 0:
-        _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
+        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
     return OK
 
 
 @kernel
 def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
-               w, P, hw, G, window_X, window_y, switches, counts, xn, Px, hx, cache):
+               w, P, hw, G, window_X, window_y, switches, counts, xn, Px, hx, cache, screen):
     """A round whose label is given (learn mode): ``_assess_one`` (forced) + ``_commit``."""
     f, rp, g, rLp, ask, status = _assess_one(x, normalize, detect, 0.5, window0,
                                              rebuild_every, True, w, P, hw, G, window_X,
                                              counts, xn, Px, hx, cache)
     if status == OK:
         status = _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache)
+                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache,
+                         screen)
     if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status
 
 
 @kernel
-def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-              w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
-              out, asked):
+def _products4(xn, w, Px, hw):
+    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L."""
+    f = 0.0
+    rp = 0.0
+    nn = 0.0
+    g = 0.0
+    for j in range(xn.shape[0]):
+        xj = np.float64(xn[j])
+        f += np.float64(w[j]) * xj
+        rp += xj * Px[j]
+        nn += xj * xj
+        g += np.float64(hw[j]) * xj
+    return f, rp, nn, g
+
+
+@kernel
+def _demo_norm2(xn, G, v):
+    """r'_L = ||V^T x||^2 as ``_products`` sums it (v = V^T x is left in v)."""
+    d = xn.shape[0]
+    if d <= _FULL_ROWS_UP_TO:
+        _demo_rows(xn, G, v)
+    else:
+        _demo_triangle(xn, G, v)
+    rLp = 0.0
+    for j in range(d):
+        rLp += v[j] * v[j]
+    return rLp
+
+
+@kernel
+def _label_of(v):
+    """The label of a value of y, as ``_label``: 1 -> 1.0; 0 or -1 -> -1.0; else NaN.
+
+    The block kernels map each label they read (``_label_values`` passes y
+    as float64: exact for every integer that could equal 1, 0 or -1).
+    """
+    if v == 1.0:
+        return 1.0
+    if v == 0.0 or v == -1.0:
+        return -1.0
+    return np.nan
+
+
+@inline_kernel
+def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+               w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
+               screen, out, asked):
     """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
 
-    ``forced``: every row is labelled (learn_many); else the BBQ rule decides
-    and Y[t] is read only for queried rows (process_many). out[t] is
-    w_{t-1}^T x_t (its sign is the prediction); asked[t] whether y_t was used.
+    The body of the two block kernels (inlined into each with ``forced`` a
+    constant, so that each compiles only its own path): ``forced``: every
+    row is labelled (learn_many); else the BBQ rule decides and Y[t] is
+    read only for queried rows (process_many). Y holds raw values of y
+    (``_label_of`` maps them); out[t] is the prediction sign(w_{t-1}^T x_t)
+    in {-1.0, +1.0} (+1.0 for a row rejected as invalid and skipped);
+    asked[t] whether y_t was used.
+
     When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
-    accumulated in the update's pass (``_update_fused``; up to d = 64 also
-    V^T x_{t+1}, ``_update_fused_demo``), so the next round skips ``_symv``.
-    The round's logic is written out here rather than
-    calling ``_assess_one``/``_commit``: numba does not inline those, and
-    passing their ~20 arrays costs an atomic incref and decref each per call
-    (more than the arithmetic at d = 10); the small helpers called here are
-    shared, and the tests check the two paths bit for bit. Returns -1, or
-    the first invalid row when not skipping (rows before it are done, it and
-    the rows after it are not).
+    accumulated in the update's pass (``_update_fused``), so the next round
+    skips ``_a_inv_x``. The switch test runs ``_switch_screen`` first and
+    computes r'_L = ||V^T x||^2 and runs ``_switch_test`` only when the
+    screen does not decide: the same decisions as ``_commit``'s, d^2 / 2
+    fewer multiply-adds on almost every round. The round's logic is written
+    out here rather than calling ``_assess_one``/``_commit``: passing their
+    ~20 arrays costs an atomic incref and decref each per call (more than
+    the arithmetic at d = 10); the small helpers called here are shared, and
+    the tests check the two paths bit for bit. Returns -1, or the first
+    invalid row when not skipping (rows before it are done, it and the rows
+    after it are not).
     """
     n = X.shape[0]
     d = X.shape[1]
     cap = window_X.shape[0]
     prepared = False  # xn already holds row t prepared
     fresh = False  # Px already holds A^-1 xn
-    fresh_v = False  # hx already holds V^T xn (only with detect)
     L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
     t_lo = 0
     t_hi = 0
@@ -737,33 +984,35 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
             ok = _prepare(X, t, normalize, xn)
         prepared = False
         fused = False
-        fused_v = False
         ask = NO_LABEL
         status = INVALID
         if ok:
-            if detect and not fresh and d <= _FULL_ROWS_UP_TO:
-                _symv_demo(P, G, xn, Px, hx)  # both products in one pass over the rows
-            else:
-                if not fresh:
+            if not fresh:  # _a_inv_x, written out (measured: a call layer costs 8 ns)
+                if d <= _REGISTER_SYMV_UP_TO:
+                    _symv8(P, xn, Px)
+                else:
                     _symv(P, xn, Px)
-                if detect and not fresh_v:
-                    if d <= _FULL_ROWS_UP_TO:  # two kernels, not a branch inside one
-                        _demo_rows(xn, G, hx)
-                    else:
-                        _demo_triangle(xn, G, hx)
-            f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
-            out[t] = f  # the prediction, made before any restart
-            if (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
-                    and np.isfinite(g) and np.isfinite(rLp)):
-                tt = counts[_T] + 1
+            f, rp, nn, g = _products4(xn, w, Px, hw)
+            out[t] = 1.0 if f >= 0.0 else -1.0  # the prediction, made before any restart
+            tt = counts[_T] + 1
+            # The switch screen (or, when it does not decide, r'_L) before the
+            # checks: a non-finite r'_L rejects the row as in _assess_one.
+            finite = np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn) and np.isfinite(g)
+            screened = True
+            rLp = 0.0
+            if finite and detect and not _switch_screen(f, rp, nn, g, tt, delta, screen):
+                screened = False
+                rLp = _demo_norm2(xn, G, hx)
+                finite = np.isfinite(rLp)
+            if finite:
                 if not (t_lo <= tt < t_hi):
                     L, t_lo, t_hi = _window_bracket(tt, window0, cap)
                 ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
-                y = Y[t] if ask != NO_LABEL else 0.0
+                y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
                 if ask == NO_LABEL or np.isfinite(y):
                     status = OK
-                    if detect and _switch_test(f, rp, g, rLp, tt, delta, cache):
+                    if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
                         rp = _restart(switches, counts, w, P, xn, Px)
                         f = 0.0
                         tt = 1
@@ -771,11 +1020,7 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                             L, t_lo, t_hi = _window_bracket(tt, window0, cap)
                     if ask == BBQ_LABEL:
                         if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
-                            if detect and d <= _FULL_ROWS_UP_TO:
-                                _update_fused_demo(y, f, rp, w, P, Px, xnext, acc, G, hx)
-                                fused_v = True
-                            else:
-                                _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
                             prepared = True
                             fused = True
                         else:
@@ -784,24 +1029,42 @@ def _run_many(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_ev
                         _record(xn, y, ask, detect, window_X, window_y, counts)
                     m = _end_round(tt, detect, L, rebuild_every, counts)
                     if m >= 0:
-                        _rebuild(window_X, window_y, counts[_HEAD], m, hw, G, hx)
-                        fused_v = False  # V changed and hx was the rebuild's scratch
+                        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
         else:
-            out[t] = 0.0
+            out[t] = 1.0
         asked[t] = status == OK and ask != NO_LABEL
         if status != OK:
             if not skip:
                 return t
             counts[_SKIPPED] += 1
-        if prepared:
+        if prepared:  # copies: swapping the arrays costs two atomic refcounts each
             for j in range(d):
                 xn[j] = xnext[j]
         if fused:
             for j in range(d):
                 Px[j] = acc[j]
         fresh = fused
-        fresh_v = fused_v
     return -1
+
+
+@kernel
+def _run_many_learn(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                    cache, screen, out, asked):
+    """learn_many's kernel: ``_run_block`` with every label given (kappa unused)."""
+    return _run_block(X, Y, True, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc,
+                      hx, cache, screen, out, asked)
+
+
+@kernel
+def _run_many_process(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                      cache, screen, out, asked):
+    """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
+    return _run_block(X, Y, False, normalize, detect, kappa, delta, window0, rebuild_every,
+                      skip, w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px,
+                      acc, hx, cache, screen, out, asked)
 
 
 # ---------------------------------------------------------------------- model
@@ -817,13 +1080,14 @@ def _label(y: Any) -> float:
     return math.nan
 
 
-def _labels(Y: Any, n: int) -> np.ndarray:
+def _label_values(Y: Any, n: int) -> np.ndarray:
+    """y as float64 for the block kernel, which maps each label it reads (``_label_of``)."""
     y = np.asarray(Y)
     if y.shape != (n,):
         raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {y.shape}")
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
-    return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))
+    return np.ascontiguousarray(y, dtype=np.float64)
 
 
 class SelectiveSampler(OnlineModel):
@@ -880,12 +1144,15 @@ class SelectiveSampler(OnlineModel):
     Notes
     -----
     Memory, fixed at construction: 2 d^2 + (window_max + 4) d + window_max
-    values of ``dtype``, 3 d + 8 float64 of scratch, plus 592 bytes of
-    counters and switch record (d = 10, window_max = 2000, float64: 179 KB;
-    d = 200: 3.9 MB). Time per round O(d^2): the product A^{-1} x (fused
-    into the previous update when that round learnt), the demo's
-    ||V^T x||^2 (d^2 / 2), a Sherman-Morrison update on queried rounds, and
-    the demo rebuilds, O(d^2 / rebuild_every) amortised.
+    values of ``dtype``, 3 d + 16 float64 of scratch and cache, plus 592
+    bytes of counters and switch record (d = 10, window_max = 2000, float64:
+    179 KB; d = 200: 3.9 MB). Time per round O(d^2): the product A^{-1} x
+    (fused into the previous update when that round learnt), a
+    Sherman-Morrison update on queried rounds, the demo rebuilds,
+    O(d^2 / rebuild_every) amortised, and the demo's ||V^T x||^2 (d^2 / 2)
+    on the rounds where the switch test needs it (every round in
+    ``learn_one``/``process_one``; in the block methods only when its cheap
+    bounds do not decide, rarely on a stationary stream).
 
     Examples
     --------
@@ -943,11 +1210,12 @@ class SelectiveSampler(OnlineModel):
         self._arrays = (
             s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
             s.work_x, s.work_next, s.work_px, s.work_acc, s.work_hx, s.work_cache,
+            s.work_screen,
         )
         # _learn_one's tail (no fusion scratch).
         self._one_arrays = (
             s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
-            s.work_x, s.work_px, s.work_hx, s.work_cache,
+            s.work_x, s.work_px, s.work_hx, s.work_cache, s.work_screen,
         )
         # _assess_one's tail: w, P, h, G, window_X, counts, xn, Px, hx, cache.
         self._assess_arrays = (
@@ -1061,7 +1329,7 @@ class SelectiveSampler(OnlineModel):
             status = _commit(
                 s.work_x, _label(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
                 self.delta, self.window0, self.rebuild_every, *self._arrays[:8],
-                s.work_px, s.work_hx, s.work_cache,
+                s.work_px, s.work_hx, s.work_cache, s.work_screen,
             )
         if status != OK:
             if self._skip:
@@ -1072,12 +1340,13 @@ class SelectiveSampler(OnlineModel):
 
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
-        return _labels(Y, n)
+        return _label_values(Y, n)  # mapped to labels in the kernel
 
     def _run(self, X: np.ndarray, Y: np.ndarray, forced: bool, out: np.ndarray,
              asked: np.ndarray) -> int:
-        return _run_many(
-            X, Y, forced, self.normalize, self.detect_switch, self.kappa, self.delta,
+        kern = _run_many_learn if forced else _run_many_process
+        return kern(
+            X, Y, self.normalize, self.detect_switch, self.kappa, self.delta,
             self.window0, self.rebuild_every, self._skip, *self._arrays, out, asked,
         )
 
@@ -1090,7 +1359,7 @@ class SelectiveSampler(OnlineModel):
         Returns the prequential predictions in {-1.0, +1.0}; identical to
         :meth:`learn_one` row by row.
         """
-        return np.where(self._learn_many_checked(X, y) >= 0.0, 1.0, -1.0)
+        return self._learn_many_checked(X, y)
 
     def process_many(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """Run the selective-sampling protocol over a block in one kernel call.
@@ -1114,7 +1383,7 @@ class SelectiveSampler(OnlineModel):
         """
         X = self._check_X(X)
         n = X.shape[0]
-        Y = _labels(y, n)
+        Y = _label_values(y, n)
         out = np.empty(n, dtype=np.float64)
         asked = np.empty(n, dtype=np.bool_)
         bad = self._run(X, Y, False, out, asked)
@@ -1123,7 +1392,7 @@ class SelectiveSampler(OnlineModel):
                 self._invalid_message(X[bad], np.asarray(y)[bad], f"row {bad} of the block")
                 + f"; rows 0..{bad - 1} were processed, rows {bad}.. were not"
             )
-        return np.where(out >= 0.0, 1.0, -1.0), asked
+        return out, asked
 
     def _predict_block(self, X, out):  # type: ignore[override]
         _dfop_predict_many(X, self._state.w, out)

@@ -4,11 +4,13 @@ The contract and allocation tests of every model run on it automatically;
 here: the kernels against ``reference.selective_reference`` after every step
 (A^{-1} by Sherman-Morrison against the directly inverted matrix), the
 protocol paths against each other bit for bit, no allocation per step in
-``process_many``, and small versions of the statistical claims (the full ones
-are in examples/selective_evaluation.py).
+``process_many``, the bounds and screens the block kernels decide with
+(each must decide exactly as the formula it skips), and small versions of
+the statistical claims (the full ones are in examples/selective_evaluation.py).
 
 Reference runs use kappa != 0.5: with kappa = 0.5 the round t = 4 of an epoch
-with A = I is an exact tie r_t = 1/2 = 4^-1/2 that rounding decides.
+with A = I is an exact tie r_t = 1/2 = 4^-1/2 that rounding decides in the
+reference (the kernels round ||x|| down, so they never query there).
 """
 
 from __future__ import annotations
@@ -19,12 +21,22 @@ from numba.core.runtime import _nrt_python, rtsys
 from reference import selective_reference
 
 from edgereg import SelectiveSampler
+from edgereg.dfop import _symv
 from edgereg.selective import (
+    _C_F0,
+    _C_F1,
+    _S_HI,
+    _S_MU,
     _bbq_query,
+    _demo_norm2,
     _demo_rows,
     _demo_triangle,
+    _prepare,
     _rebuild,
+    _refit,
+    _switch_screen,
     _switch_test,
+    _symv8,
 )
 from edgereg.streams import switch_stream
 
@@ -336,7 +348,7 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
 
 @pytest.mark.parametrize(("window0", "window_max"), [(50, 2000), (5, 12), (3, 3), (1, 10**6)])
 def test_window_bracket_matches_window_length(window0, window_max):
-    # _run_many caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.
+    # _run_block caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.
     from edgereg.selective import _window_bracket, _window_length
 
     for t in list(range(1, 5000)) + [10**6 - 1, 10**6, 10**6 + 1, 2**40, 2**52 + 3]:
@@ -347,3 +359,189 @@ def test_window_bracket_matches_window_length(window0, window_max):
             assert _window_length(s, window0, window_max) == L
         if hi < 2**60:
             assert _window_length(hi, window0, window_max) != L
+
+
+def test_bbq_query_bracket_is_exact_with_the_previous_cache_layout():
+    # States saved before the bracket's ends were exact hold t0^-kappa
+    # (1 + 1e-12) and t1^-kappa (1 - 1e-12) there: the margin covers them.
+    rng = np.random.default_rng(4)
+    for kappa in (0.5, 0.3, 0.9):
+        for t in [64, 65, 100, 1000, 4097] + list(rng.integers(64, 10**7, size=100)):
+            cache = SelectiveSampler(2).state.work_cache.copy()
+            _bbq_query(0.5, int(t), kappa, cache)  # fills the bracket around t
+            cache[_C_F0] *= 1 + 1e-12
+            cache[_C_F1] *= 1 - 1e-12
+            for s in (int(t), int(t) + 1, int(t) + int(t) // 64):
+                thr = float(s) ** (-kappa)
+                for r in (thr, np.nextafter(thr, 0), np.nextafter(thr, 1), thr * (1 + 1e-13),
+                          thr * (1 - 1e-13), thr * (1 + 3e-5), thr * (1 - 3e-5), thr * 1.01):
+                    assert _bbq_query(r, s, kappa, cache) == (r > thr), (kappa, t, s, r)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_symv8_is_symv_bit_for_bit(dtype):
+    rng = np.random.default_rng(5)
+    for d in list(range(1, 21)) + [33]:
+        B = rng.normal(size=(d, d))
+        for P in (B + B.T, B):  # the sums are the same whether or not P is symmetric
+            P, x = P.astype(dtype), rng.normal(size=d).astype(dtype)
+            a, b = np.zeros(d), np.full(d, np.nan)
+            _symv(P, x, a)
+            _symv8(P, x, b)
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_prepare_normalises_to_at_most_unit_norm(dtype):
+    # Rounded down so that the computed ||x||^2 (summed as the kernels do)
+    # never exceeds 1, for every magnitude (the two-pass path below 1e-140
+    # and above 1e140 included).
+    rng = np.random.default_rng(6)
+    for d in (1, 2, 3, 10, 50):
+        xn = np.zeros(d, dtype=dtype)
+        for k in range(2000):
+            x = rng.normal(size=(1, d)) * np.exp(rng.uniform(-700, 700))
+            if k % 3 == 0:
+                x = np.sign(x) * np.abs(x).max()  # equal magnitudes
+            with np.errstate(over="ignore", under="ignore"):
+                x = x.astype(dtype)
+            if not np.all(np.isfinite(x)) or not np.any(x):
+                continue
+            assert _prepare(x, 0, True, xn)
+            nn = 0.0
+            for v in xn.astype(np.float64):
+                nn += v * v
+            assert nn <= 1.0, (d, k, nn)
+            assert nn >= 1.0 - (1e-12 if dtype == np.float64 else 1e-5)
+            u = x[0].astype(np.float64) / np.abs(x[0]).max()  # no overflow or underflow
+            np.testing.assert_allclose(xn, u / np.linalg.norm(u),
+                                       rtol=1e-13 if dtype == np.float64 else 1e-6)
+    xn = np.ones(3, dtype=dtype)
+    assert _prepare(np.zeros((1, 3), dtype=dtype), 0, True, xn)
+    np.testing.assert_array_equal(xn, 0.0)
+    for bad in (np.nan, np.inf, -np.inf):
+        xn = np.ones(3, dtype=dtype)
+        assert not _prepare(np.array([[1.0, bad, 2.0]], dtype=dtype), 0, True, xn)
+        np.testing.assert_array_equal(xn, 1.0)  # nothing written
+
+
+def _refitted(rng, d, dtype, cap=300, m=250, anisotropic=False):
+    """A demo factor V refitted on a random window, its screen and the A_L it factors."""
+    X = rng.normal(size=(cap, d))
+    if anisotropic:
+        X *= np.geomspace(1.0, 1e-3, d)
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    X, y = X.astype(dtype), rng.choice([-1.0, 1.0], size=cap).astype(dtype)
+    model = SelectiveSampler(d, dtype=np.dtype(dtype).name)
+    s = model.state
+    h, V, screen = s.demo_w.copy(), s.demo_factor.copy(), s.work_screen.copy()
+    head = int(rng.integers(0, cap))
+    _refit(X, y, head, m, h, V, np.zeros(d), screen)
+    rows = [(head - m + k) % cap for k in range(m)]
+    A = np.eye(d) + X[rows].astype(np.float64).T @ X[rows].astype(np.float64)
+    return V, screen, A
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_refit_bounds_contain_the_computed_demo_norm(dtype):
+    # ||x||^2 mu <= ||V^T x||^2 <= ||x||^2 hi, as computed, including along
+    # the extreme eigenvectors of A_L where the bounds are tightest.
+    rng = np.random.default_rng(7)
+    for d, anisotropic in [(2, False), (5, True), (10, False), (10, True), (40, False), (70, True)]:
+        V, screen, A = _refitted(rng, d, dtype, anisotropic=anisotropic)
+        mu, hi = screen[_S_MU], screen[_S_HI]
+        assert 0.0 <= mu <= 1.0 / np.linalg.eigvalsh(A)[-1]
+        eig = np.linalg.eigh(A)[1]
+        xs = [eig[:, 0], eig[:, -1]] + list(rng.normal(size=(200, d)))
+        for x in xs:
+            x = (x / np.linalg.norm(x)).astype(dtype)
+            nn = float(np.sum(x.astype(np.float64) ** 2))
+            rLp = _demo_norm2(x, V, np.zeros(d))
+            assert mu * nn <= rLp <= hi * nn, (d, mu * nn, rLp, hi * nn)
+    if dtype == np.float64:
+        assert mu > 0.0 and hi < 1.0 + 1e-6  # the bounds are in use, not dropped
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_switch_screen_never_hides_a_switch(fresh):
+    # Whenever the screen says "no switch", the test it skips says so too
+    # (with r'_L = ||V^T x||^2 for the same V); random rounds put C_t on
+    # both sides of K_t, some within a few ulps.
+    rng = np.random.default_rng(8)
+    screened = switches = 0
+    for _ in range(150):
+        d = int(rng.integers(1, 12))
+        V, screen, _ = _refitted(rng, d, np.float64, m=int(rng.integers(0, 250)))
+        if fresh:
+            screen = SelectiveSampler(d).state.work_screen.copy()
+        cache = SelectiveSampler(d).state.work_cache.copy()
+        for _ in range(100):
+            x = rng.normal(size=d) * rng.choice([1.0, 1e-3])
+            x /= np.linalg.norm(x) if rng.random() < 0.8 else 1.0
+            nn = float(np.sum(x * x))
+            rLp = _demo_norm2(x, V, np.zeros(d))
+            delta = float(rng.choice([0.1, 0.5, 1e-3]))
+            t = int(rng.integers(1, 10**6))
+            rp = 10 ** rng.uniform(-6, 1)
+            f, g = rng.normal(size=2) * rng.choice([0.1, 1.0, 5.0])
+            if rng.random() < 0.3:  # C_t close to K_t
+                r, rL = rp / (1 + rp), rLp / (1 + rLp)
+                c = np.sqrt(2 * np.log(2 / (delta / (t * (t + 1.0))))) + 1
+                K = c * np.sqrt(r) + r + c * np.sqrt(rL) + rL
+                f = (g / (1 + rLp) + K * (1 + rng.choice([-1e-15, 0.0, 1e-15, 1e-3]))) * (1 + rp)
+            exact = _switch_test(f, rp, g, rLp, t, delta, cache)
+            switches += exact
+            if _switch_screen(f, rp, nn, g, t, delta, screen):
+                screened += 1
+                assert not exact, (d, f, rp, nn, g, rLp, t, delta)
+    assert 0 < switches and 0 < screened < 15_000
+
+
+def test_state_saved_without_the_screen_resumes_with_the_same_results(tmp_path):
+    # A state file written before the work_screen field existed loads with
+    # bounds that hold for any V (mu = 0): the same decisions and bits.
+    X, y, _ = switch_stream(6000, 3, switch_at=[2500], distance=2.0, seed=14)
+    a = SelectiveSampler(3, **REF)
+    a.process_many(X[:2000], y[:2000])
+    path = tmp_path / "state.npz"
+    a.save(path)
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "state.work_screen"}
+    np.savez(path, **arrays)
+    b = SelectiveSampler.load(path)
+    assert b.state.work_screen[_S_MU] == 0.0
+    pa, qa = a.process_many(X[2000:], y[2000:])
+    pb, qb = b.process_many(X[2000:], y[2000:])
+    np.testing.assert_array_equal(pa, pb)
+    np.testing.assert_array_equal(qa, qb)
+    assert a.n_switches_ >= 1
+    for k, v in a.state._asdict().items():
+        if not k.startswith("work"):
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+
+
+def test_block_labels_of_any_real_dtype_are_mapped_as_one_sample_labels():
+    X, y, _, _ = switch_stream(1500, 3, seed=15)
+    codes = {
+        "float": y,
+        "int+-1": y.astype(np.int64),
+        "int01": (y > 0).astype(np.int32),
+        "bool": y > 0,
+        "float32": y.astype(np.float32),
+    }
+    ref = SelectiveSampler(3)
+    want = ref.learn_many(X, y)
+    for name, labels in codes.items():
+        m = SelectiveSampler(3)
+        np.testing.assert_array_equal(m.learn_many(X, labels), want, err_msg=name)
+        np.testing.assert_array_equal(m.coef_, ref.coef_, err_msg=name)
+        one = SelectiveSampler(3)
+        loop = [one.process_one(X[s], lambda s=s, lab=labels: lab[s]) for s in range(len(X))]
+        block = SelectiveSampler(3).process_many(X, labels)
+        np.testing.assert_array_equal([p for p, _ in loop], block[0], err_msg=name)
+        np.testing.assert_array_equal([q for _, q in loop], block[1], err_msg=name)
+    bad = y.copy()
+    bad[7] = 2.0  # not a label: rejected like NaN
+    with pytest.raises(ValueError, match="row 7"):
+        SelectiveSampler(3).learn_many(X, bad)
+
