@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reference import dfop_closed_form, textbook_rls
 
 from edgereg import DFOP, RLS
-from edgereg.dfop import _dfop_learn_many, refresh_period
+from edgereg.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many, refresh_period
 
 
 def _linear_stream(n, d, seed=0, noise=0.1):
@@ -25,14 +25,15 @@ def _max_rel_dev(W_model, W_ref):
 
 
 # ------------------------------------------------------------ closed form
+@pytest.mark.parametrize("d", [4, _GAIN_BY_SQRT_FROM + 5])  # both forms of the rank-one term
 @pytest.mark.parametrize("keep_prior", [False, True])
 @pytest.mark.parametrize("forgetting", [0.0, 0.01, 0.1])
-def test_coef_equals_closed_form_after_every_step(forgetting, keep_prior):
-    X, y = _linear_stream(150, 4, seed=1)
-    model = DFOP(4, forgetting, p0=50.0, keep_prior=keep_prior)
+def test_coef_equals_closed_form_after_every_step(forgetting, keep_prior, d):
+    X, y = _linear_stream(150, d, seed=1)
+    model = DFOP(d, forgetting, p0=50.0, keep_prior=keep_prior)
     W = np.array([(model.learn_one(X[t], y[t]), model.coef_)[1] for t in range(len(X))])
     ref = dfop_closed_form(
-        X, y, forgetting, 50.0, keep_prior=keep_prior, period=refresh_period(4, forgetting)
+        X, y, forgetting, 50.0, keep_prior=keep_prior, period=refresh_period(d, forgetting)
     )
     assert _max_rel_dev(W, ref) < 1e-8
 
