@@ -27,7 +27,7 @@ Numerical care (the papers are silent; a sensor loop runs for months):
   ``_GAIN_BY_SQRT_FROM`` inputs it is ``((Px)_i (Px)_j) c`` with
   c = 1 / (lambda + x^T Px) instead, just as symmetric: one more multiply per
   entry but no square root and no scaling pass, which is what a step costs
-  at small d (measured +11% samples/s at d = 10, a loss from d ~ 50).
+  at small d (measured +11% samples/s at d = 10, no gain at d = 50).
 * Bounded wind-up (``keep_prior=True``, the default). In input directions a
   stream stops exciting, the discount shrinks the information R_t = P^-1
   towards 0 and P grows like lambda^-t until it overflows (or, in float32,
