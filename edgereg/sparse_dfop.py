@@ -87,6 +87,7 @@ import scipy.sparse as sp
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core import config as numba_config
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
@@ -431,6 +432,82 @@ def _gauss8_add(typingctx, i0, skip, hbuf, tab, scale, xj, psi):
         return _ir_mask(builder, rejected)
 
     return sig, codegen
+
+
+# With NUMBA_DISABLE_JIT=1 the intrinsics above have no Python body. These
+# plain NumPy versions compute the same bits lane by lane (the same integer
+# hash, the same IEEE products in the same order, the same rounding to the
+# output dtype), so that the default projection runs under a debugger and
+# under coverage; the JIT-off test pass checks them against the compiled run.
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def _lowbias32_py(x: np.ndarray) -> np.ndarray:
+    """``_ir_lowbias32`` on uint32 values held in uint64 (products < 2^64)."""
+    x = x ^ (x >> np.uint64(16))
+    x = (x * np.uint64(0x7FEB352D)) & _MASK32
+    x = x ^ (x >> np.uint64(15))
+    x = (x * np.uint64(0x846CA68B)) & _MASK32
+    return x ^ (x >> np.uint64(16))
+
+
+def _hash_words_py(key, key2, hbuf):
+    """``_hash_words`` for NUMBA_DISABLE_JIT."""
+    half = hbuf.shape[0] // 2
+    count = (half >> 3) << 3
+    index = np.arange(count, dtype=np.uint64)
+    for offset, k in ((0, int(key)), (half, int(key2))):
+        start = np.uint64(k & 0xFFFFFFFF)
+        step = np.uint64(((k >> 32) | 1) & 0xFFFFFFFF)
+        hbuf[offset:offset + count] = _lowbias32_py((start + index * step) & _MASK32)
+
+
+def _gauss8_py(i0, hbuf, tab, scale, dtype):
+    """``_ir_gauss8`` for NUMBA_DISABLE_JIT: (values in ``dtype``, rejected mask)."""
+    half = hbuf.shape[0] // 2
+    values = np.empty(8, dtype=dtype)
+    rejected = 0
+    for lane in range(8):
+        h, h2 = int(hbuf[i0 + lane]), int(hbuf[half + i0 + lane])
+        layer = h & (_ZIG_LAYERS - 1)
+        k = (h2 >> 1) | 1
+        if (h >> _ZIG_BITS) & 1:
+            k = -k
+        w = np.float64(k) * tab[2 * layer]
+        if not abs(w) < tab[2 * layer + 1]:
+            rejected |= 1 << lane
+        values[lane] = w * np.float64(scale)
+    return values, rejected
+
+
+def _gauss8_store_py(i0, hbuf, tab, scale, out):
+    """``_gauss8_store`` for NUMBA_DISABLE_JIT."""
+    values, rejected = _gauss8_py(i0, hbuf, tab, scale, out.dtype)
+    out[i0:i0 + 8] = values
+    return rejected
+
+
+def _gauss8_add_py(i0, skip, hbuf, tab, scale, xj, psi):
+    """``_gauss8_add`` for NUMBA_DISABLE_JIT (lanes not added are left as they were)."""
+    values, rejected = _gauss8_py(i0, hbuf, tab, scale, psi.dtype)
+    rejected &= ~((1 << skip) - 1) & 0xFF
+    for lane in range(skip, 8):
+        if not (rejected >> lane) & 1:
+            psi[i0 + lane] = psi[i0 + lane] + psi.dtype.type(xj) * values[lane]
+    return rejected
+
+
+def _trailing_zeros_py(x):
+    """``trailing_zeros`` for NUMBA_DISABLE_JIT (x > 0)."""
+    x = int(x)
+    return (x & -x).bit_length() - 1
+
+
+if numba_config.DISABLE_JIT:
+    _hash_words = _hash_words_py  # noqa: F811 - the intrinsics' plain-Python twins
+    _gauss8_store = _gauss8_store_py  # noqa: F811
+    _gauss8_add = _gauss8_add_py  # noqa: F811
+    trailing_zeros = _trailing_zeros_py  # noqa: F811
 
 
 @kernel
