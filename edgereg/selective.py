@@ -287,7 +287,7 @@ def _prepare(X, t, normalize, xn):
             inv_m = 1.0 / m
             ss = 0.0
             for j in range(d):
-                v = X[t, j] * inv_m
+                v = np.float64(X[t, j]) * inv_m
                 ss += v * v
             scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
         down = (d + 8) * _EPS64
@@ -295,8 +295,10 @@ def _prepare(X, t, normalize, xn):
             down += 2.0 * _EPS32
         scale *= 1.0 - down
     if finite:
+        # np.float64(...): float64 products under NUMBA_DISABLE_JIT too, where
+        # a float32 element times a Python float would stay float32 (NEP 50).
         for j in range(d):
-            xn[j] = X[t, j] * scale
+            xn[j] = np.float64(X[t, j]) * scale
     return finite
 
 

@@ -399,7 +399,7 @@ def _per_row_reference(model, idx, val, y, mu):
     for t in range(len(y)):
         yhat, st = _sparse_learn_one_sparse(
             np.ascontiguousarray(idx[t], dtype=np.int64),
-            np.ascontiguousarray(val[t], dtype=model.dtype), float(y[t]), float(mu[t]),
+            np.ascontiguousarray(val[t], dtype=model.dtype), np.float64(y[t]), np.float64(mu[t]),
             *model._kernel_args(), *model._dfop_args(),
         )
         preds.append(yhat)
