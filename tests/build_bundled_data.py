@@ -9,7 +9,7 @@ The script writes ``edgereg/data/<name>.npz`` for every bundled dataset and
 ``edgereg/data/CITATIONS.md``, checks that decoding each file gives values that
 are bit-identical to parsing the original decimal strings with Python's
 ``float`` (correctly rounded), and prints the sha256 table to paste into
-``edgereg/datasets.py`` (``_BUNDLED_SHA256``). The output is deterministic: the
+``edgereg/datasets/_bundled.py`` (``_BUNDLED_SHA256``). The output is deterministic: the
 zip entries carry a fixed timestamp, so rebuilding gives the same bytes.
 
 Encoding: each column is stored as integer decimal mantissas ``m`` with one
@@ -139,7 +139,7 @@ def main(argv: list[str]) -> int:
     for name in SOURCES:
         data, ref = build(name, root)
         path = DATA_OUT / f"{name}.npz"
-        decoded = datasets._decode_bundled(data, path)["values"]
+        decoded = datasets._bundled._decode_bundled(data, path)["values"]
         if decoded.shape != ref.shape or not np.array_equal(
             decoded.view(np.int64), ref.view(np.int64)
         ):

@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from edgereg import datasets as D
-from edgereg.datasets import BUNDLED, DataFileError, Dataset
+from edgereg.datasets import BUNDLED, DataFileError, Dataset, _bundled, _readers
 
 # name -> (n, d, {mapped label: count}) as recorded in shared/data/*/SOURCE.md
 BINARY = {
@@ -97,50 +97,50 @@ def test_bundled_convenience_loaders_and_labels() -> None:
 
 
 def test_bundled_files_small_and_listed() -> None:
-    files = sorted(p.name for p in D._DATA_DIR.glob("*.npz"))
-    assert files == sorted(D._BUNDLED_SHA256)
-    total = sum((D._DATA_DIR / f).stat().st_size for f in files)
+    files = sorted(p.name for p in _bundled._DATA_DIR.glob("*.npz"))
+    assert files == sorted(_bundled._BUNDLED_SHA256)
+    total = sum((_bundled._DATA_DIR / f).stat().st_size for f in files)
     assert total < 2_000_000
     for f in files:  # the table in the code matches the shipped bytes
-        digest = hashlib.sha256((D._DATA_DIR / f).read_bytes()).hexdigest()
-        assert digest == D._BUNDLED_SHA256[f]
-    assert (D._DATA_DIR / "CITATIONS.md").is_file()
+        digest = hashlib.sha256((_bundled._DATA_DIR / f).read_bytes()).hexdigest()
+        assert digest == _bundled._BUNDLED_SHA256[f]
+    assert (_bundled._DATA_DIR / "CITATIONS.md").is_file()
 
 
 def test_bundled_npz_plain_numpy_readable() -> None:
-    with np.load(D._DATA_DIR / "elec2.npz", allow_pickle=False) as npz:
+    with np.load(_bundled._DATA_DIR / "elec2.npz", allow_pickle=False) as npz:
         assert set(npz.files) == {"mantissa", "exponent", "labels"}
 
 
 def test_corrupted_bundled_file_is_detected(tmp_path: Path) -> None:
-    src = D._DATA_DIR / "weather.npz"
+    src = _bundled._DATA_DIR / "weather.npz"
     bad = tmp_path / "weather.npz"
     data = bytearray(src.read_bytes())
     data[len(data) // 2] ^= 0xFF
     bad.write_bytes(bytes(data))
-    expected = D._BUNDLED_SHA256["weather.npz"]
+    expected = _bundled._BUNDLED_SHA256["weather.npz"]
     with pytest.raises(
         DataFileError,
         match=r"bundled file weather.npz is corrupted: sha256 "
         rf"[0-9a-f]{{64}} expected {expected}",
     ):
-        D._load_bundled("weather", bad)
+        _bundled._load_bundled("weather", bad)
     # without the hash check the damage still gives a clear error, not a traceback
     with pytest.raises(DataFileError, match="weather.npz"):
-        D._load_bundled("weather", bad, verify=False)
+        _bundled._load_bundled("weather", bad, verify=False)
     # the intact copy loads through the same path
     good = tmp_path / "good.npz"
     shutil.copyfile(src, good)
-    assert D._load_bundled("weather", good).X.shape == (18_159, 8)
+    assert _bundled._load_bundled("weather", good).X.shape == (18_159, 8)
 
 
 def test_truncated_bundled_file(tmp_path: Path) -> None:
     bad = tmp_path / "sru.npz"
-    bad.write_bytes((D._DATA_DIR / "sru.npz").read_bytes()[:5000])
+    bad.write_bytes((_bundled._DATA_DIR / "sru.npz").read_bytes()[:5000])
     with pytest.raises(DataFileError, match="corrupted"):
-        D._load_bundled("sru", bad)
+        _bundled._load_bundled("sru", bad)
     with pytest.raises(DataFileError, match="sru.npz"):
-        D._load_bundled("sru", bad, verify=False)
+        _bundled._load_bundled("sru", bad, verify=False)
 
 
 @pytest.mark.parametrize("name", BUNDLED)
@@ -367,16 +367,16 @@ def test_iter_spam_corpus_first_chunks(shared_data: Path) -> None:
 
 def test_dense01_fallback_parser() -> None:
     line = b"0  1 0 1 \r"  # irregular spacing takes the slow path
-    nz = D._dense01_nonzeros(line, 4, Path("x"), 1)
+    nz = _readers._dense01_nonzeros(line, 4, Path("x"), 1)
     np.testing.assert_array_equal(nz, [1, 3])
     with pytest.raises(DataFileError, match="3 values, expected 4"):
-        D._dense01_nonzeros(b"0 1 0", 4, Path("x"), 7)
+        _readers._dense01_nonzeros(b"0 1 0", 4, Path("x"), 7)
     with pytest.raises(DataFileError, match="other than 0/1"):
-        D._dense01_nonzeros(b"0 2 0 1", 4, Path("x"), 7)
+        _readers._dense01_nonzeros(b"0 2 0 1", 4, Path("x"), 7)
 
 
 def test_source_hash_is_cached(shared_data: Path) -> None:
     path = shared_data / "chess" / "chessweka.csv"
-    D._sha256_file(path)
-    key = next(k for k in D._HASH_CACHE if k[0] == str(path.resolve()))
-    assert D._HASH_CACHE[key] == D._SOURCE_SHA256["chess/chessweka.csv"]
+    _readers._sha256_file(path)
+    key = next(k for k in _readers._HASH_CACHE if k[0] == str(path.resolve()))
+    assert _readers._HASH_CACHE[key] == _readers._SOURCE_SHA256["chess/chessweka.csv"]
