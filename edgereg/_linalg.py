@@ -10,8 +10,6 @@ Routines
 --------
 ``set_identity(A)``
     A <- I.
-``congruence(U, M, out, tmp, Ut)``
-    out <- U M U^T for symmetric M (exactly symmetric result).
 ``jacobi_eigh(A, V, tol, max_sweeps)``
     Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
 ``cholesky(A, L, floor)``
@@ -24,8 +22,6 @@ Routines
     R <- Q^T R or Q R with the Q of ``tridiagonalize``.
 ``shifted_tridiagonal_solve(diag, off, c, R, piv)``
     R[:, j] <- (I + c_j T)^-1 R[:, j] for a symmetric tridiagonal T.
-``orthonormalize_rows(U)``
-    Modified Gram-Schmidt on the rows of a square matrix.
 
 Each function is kept stable and small: numba's on-disk cache does not see
 edits in an imported module, so a change here must be followed by clearing the
@@ -40,14 +36,12 @@ from ._jit import kernel
 
 __all__ = [
     "set_identity",
-    "congruence",
     "jacobi_eigh",
     "cholesky",
     "spd_inverse",
     "tridiagonalize",
     "apply_reflectors",
     "shifted_tridiagonal_solve",
-    "orthonormalize_rows",
 ]
 
 
@@ -63,43 +57,6 @@ def set_identity(A):
 
 
 @kernel
-def congruence(U, M, out, tmp, Ut):
-    """out <- U M U^T for a symmetric M, written exactly symmetric.
-
-    Two passes of row axpys over contiguous rows, which vectorise without
-    reassociating any sum: ``tmp`` <- U M (row j = sum_i U_ji M_i.), then
-    row i of ``out`` <- sum_k tmp_ik (U^T)_k. over the columns j >= i, with
-    U^T first copied into the scratch ``Ut``. The lower triangle is mirrored
-    from the upper one, so out_ij == out_ji bit for bit.
-    Cost: about 1.5 n^3 multiply-adds.
-    """
-    n = M.shape[0]
-    for j in range(n):
-        Uj = U[j]
-        Tj = tmp[j]
-        for c in range(n):
-            Ut[c, j] = Uj[c]
-            Tj[c] = 0.0
-        for i in range(n):
-            u = Uj[i]
-            Mi = M[i]
-            for c in range(n):
-                Tj[c] += u * Mi[c]
-    for i in range(n):
-        Ti = tmp[i]
-        Oi = out[i]
-        for j in range(i, n):
-            Oi[j] = 0.0
-        for k in range(n):
-            t = Ti[k]
-            Utk = Ut[k]
-            for j in range(i, n):
-                Oi[j] += t * Utk[j]
-        for j in range(i + 1, n):
-            out[j, i] = Oi[j]
-
-
-@kernel
 def jacobi_eigh(A, V, tol, max_sweeps):
     """Cyclic Jacobi eigenvalue iteration for a symmetric matrix, in place.
 
@@ -109,7 +66,7 @@ def jacobi_eigh(A, V, tol, max_sweeps):
     So if on entry A = V0 X V0^T for some symmetric X (V0 orthogonal), on
     return A = V X V^T with V's rows the eigenvectors of X. Passing V = I
     diagonalises A itself; passing the previous step's eigenvectors (A
-    rotated into that basis with :func:`congruence`) is a warm start that
+    rotated into that basis, U^T A U) is a warm start that
     converges in one or two sweeps when X changed little.
 
     Each rotation zeroes a_pq with the stable formulas of Golub & Van Loan
@@ -478,32 +435,3 @@ def shifted_tridiagonal_solve(diag, off, c, R, piv):
         ei = off[i]
         for j in range(m):
             Ri[j] = (Ri[j] - c[j] * ei * Rn[j]) / Pi[j]
-
-
-@kernel
-def orthonormalize_rows(U):
-    """Modified Gram-Schmidt on the rows of U (square), in place.
-
-    Used to remove the slow loss of orthogonality of an eigenvector basis
-    that is rotated every step for a long time. Rows keep their order and
-    (nearly) their direction. Meant for a basis that is already nearly
-    orthonormal (a zero row would be left as it is).
-    """
-    n = U.shape[0]
-    for i in range(n):
-        Ui = U[i]
-        for k in range(i):
-            Uk = U[k]
-            dot = 0.0
-            for j in range(n):
-                dot += Ui[j] * Uk[j]
-            for j in range(n):
-                Ui[j] -= dot * Uk[j]
-        nrm = 0.0
-        for j in range(n):
-            nrm += Ui[j] * Ui[j]
-        nrm = math.sqrt(nrm)
-        if nrm > 0.0:
-            inv = 1.0 / nrm
-            for j in range(n):
-                Ui[j] *= inv

@@ -142,26 +142,12 @@ def describe_nonfinite(row: np.ndarray, what: str = "x") -> str:
     return shown + more
 
 
-def labels_to_signs(y: np.ndarray, what: str = "y") -> np.ndarray:
-    """Map binary labels to {-1.0, +1.0}: +1 stays +1; 0 and -1 become -1.
+def label_to_sign(y: Any, what: str = "y") -> float:
+    """Map a binary label to -1.0 or +1.0: +1 stays +1; 0 and -1 become -1.
 
     Anything else (2, 0.5, NaN) is an error: a classifier must not guess what
-    an unknown label means. Returns a new float64 array.
+    an unknown label means.
     """
-    y = np.asarray(y)
-    ok = (y == 1) | (y == 0) | (y == -1)
-    if not np.all(ok):
-        first = int(np.flatnonzero(~ok)[0]) if y.ndim else 0
-        value = y.reshape(-1)[first]
-        raise ValueError(
-            f"classification labels must be in {{-1, +1}} or {{0, 1}}; "
-            f"got {value!r} at {what}[{first}]"
-        )
-    return np.where(y == 1, 1.0, -1.0)
-
-
-def label_to_sign(y: Any, what: str = "y") -> float:
-    """Scalar form of :func:`labels_to_signs`."""
     if y == 1:
         return 1.0
     if y == 0 or y == -1:
