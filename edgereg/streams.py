@@ -27,6 +27,7 @@ from scipy.signal import lfilter
 from ._validate import check_float, check_int
 
 __all__ = [
+    "drift_regimes",
     "drifting_linear",
     "gaussian_mixture_drift",
     "mores_synthetic",
@@ -296,6 +297,82 @@ def drifting_linear(
     X = rng.standard_normal((n, d))
     y = np.einsum("ij,ij->i", X, W) + rng.normal(0.0, noise, size=n)
     return X, y, np.ascontiguousarray(W)
+
+
+def drift_regimes(
+    n_samples: int = 30_000,
+    n_features: int = 5,
+    *,
+    task: Literal["regression", "classification"] = "regression",
+    drift_scale: float = 0.01,
+    switch_every: int = 1000,
+    noise: float = 0.5,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A linear stream whose drift *rate* changes: no single forgetting factor suits it.
+
+    Three regimes of equal length (the third takes the remainder), each
+    calling for a different memory: a stationary stretch (forget nothing),
+    slow drift (forget slowly), abrupt switches (forget fast). Made for
+    judging self-tuning forgetting (issue 16): a fixed mu can be right for one
+    regime only. Generative model, for t = 0, ..., n - 1 and r = n // 3::
+
+        w_0 ~ N(0, I_d)
+        t < r         (stationary): w_t = w_{t-1}
+        r <= t < 2r   (slow drift): w_t = w_{t-1} + s_t, s_t ~ N(0, sigma^2 I_d)
+        t >= 2r       (switches):   w_t ~ N(0, I_d) afresh when (t - 2r) is a
+                                    multiple of ``switch_every``, else w_{t-1}
+        x_t ~ N(0, I_d)
+        regression:     y_t = w_t^T x_t + e_t,        e_t ~ N(0, noise^2)
+        classification: y_t = sign(w_t^T x_t + e_t)   (+1 for a zero score)
+
+    Parameters
+    ----------
+    n_samples : int >= 3
+        Stream length n.
+    n_features : int
+        Dimension d.
+    task : {"regression", "classification"}
+    drift_scale : float >= 0
+        Standard deviation sigma of each coordinate of the slow drift's step.
+    switch_every : int
+        Samples between switches in the third regime.
+    noise : float >= 0
+        Standard deviation of e_t (for classification, label noise near the
+        boundary).
+    seed : int
+        Seed of ``np.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    W : ndarray of shape (n_samples, n_features), ``W[t]`` the true w_t
+    regime : ndarray of int64 (n_samples,), 0 stationary, 1 slow drift, 2 switches
+    """
+    n = check_int("n_samples", n_samples, 3)
+    d = check_int("n_features", n_features)
+    if task not in ("regression", "classification"):
+        raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
+    sigma = check_float("drift_scale", drift_scale, 0.0)
+    k = check_int("switch_every", switch_every)
+    noise = check_float("noise", noise, 0.0)
+    rng = np.random.default_rng(seed)
+    r = n // 3
+    regime = np.minimum(np.arange(n) // r, 2).astype(np.int64)
+    steps = np.zeros((n, d))
+    steps[0] = rng.standard_normal(d)
+    steps[r:2 * r] = rng.normal(0.0, sigma, size=(r, d))
+    W = np.cumsum(steps, axis=0)
+    starts = np.arange(2 * r, n, k)
+    fresh = rng.standard_normal((starts.size, d))
+    for i, start in enumerate(starts):
+        W[start:] = fresh[i]
+    X = rng.standard_normal((n, d))
+    y = np.einsum("ij,ij->i", X, W) + rng.normal(0.0, noise, size=n)
+    if task == "classification":
+        y = np.where(y >= 0.0, 1.0, -1.0)
+    return X, y, np.ascontiguousarray(W), regime
 
 
 # ----------------------------------------------------------- sparse state space

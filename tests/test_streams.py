@@ -30,6 +30,7 @@ SMALL = {
         500, 4, switch_at=[100, 300], seed=seed
     ),
     "mores_synthetic": lambda seed: streams.mores_synthetic(200, seed=seed),
+    "drift_regimes": lambda seed: streams.drift_regimes(900, 3, switch_every=100, seed=seed),
 }
 
 
@@ -277,3 +278,36 @@ def test_sizes_default_to_the_papers() -> None:
     assert X.shape == (50_000, 3) and concept.max() == 3
     X, _, concept = streams.rotating_hyperplane()
     assert X.shape == (90_000, 10) and concept.max() == 8
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_drift_regimes_stationary_then_slow_then_switches(task: str) -> None:
+    n, d, k, sigma = 3_000, 4, 250, 0.05
+    X, y, W, regime = streams.drift_regimes(
+        n, d, task=task, drift_scale=sigma, switch_every=k, noise=0.0, seed=5
+    )
+    r = n // 3
+    np.testing.assert_array_equal(regime, np.repeat([0, 1, 2], r))
+    np.testing.assert_array_equal(W[:r], np.broadcast_to(W[0], (r, d)))  # stationary
+    steps = np.diff(W[r - 1 : 2 * r], axis=0)
+    assert abs(steps.std() / sigma - 1.0) < 0.05  # a step at every sample
+    changes = np.flatnonzero(np.any(np.diff(W[2 * r - 1 :], axis=0) != 0.0, axis=1)) + 2 * r
+    np.testing.assert_array_equal(changes, np.arange(2 * r, n, k))  # switches only
+    score = np.einsum("ij,ij->i", X, W)
+    if task == "regression":
+        np.testing.assert_array_equal(y, score)  # noise = 0
+    else:
+        np.testing.assert_array_equal(y, np.where(score >= 0.0, 1.0, -1.0))
+
+
+def test_drift_regimes_no_fixed_forgetting_suits_every_regime() -> None:
+    """The point of the stream: the best mu of the stationary regime loses on the switches."""
+    from edgereg import DFOP
+
+    X, y, _, regime = streams.drift_regimes(9_000, 5, seed=1)
+    errors = {}
+    for mu in (0.0, 0.03):
+        e = (DFOP(5, mu).learn_many(X, y) - y) ** 2
+        errors[mu] = [e[regime == g].mean() for g in range(3)]
+    assert errors[0.0][0] < errors[0.03][0]  # stationary: remember everything
+    assert errors[0.03][2] < errors[0.0][2]  # switches: forget fast
