@@ -1,17 +1,40 @@
-"""The one numba decorator every edgereg kernel uses.
+"""The one numba decorator every edgereg kernel uses (``compiled``, and ``kernel``).
 
-``cache=True``: compiled code is written to disk and reloaded by later
-processes (cold start on a device). ``nogil=True``: kernels release the GIL so
-a gateway can run several models from threads. ``error_model="numpy"``: a
-division by zero yields inf/nan (which the kernels detect and report) instead
-of raising ``ZeroDivisionError`` from inside a loop. No ``fastmath``: it would
+Cached: compiled code is written to disk and reloaded by later processes
+(cold start on a device), by edgereg's cache policy (``_cache``: outside the
+installed package, every file checked, a damaged entry rebuilt).
+``nogil=True``: kernels release the GIL so a gateway can run several models
+from threads. ``error_model="numpy"``: a division by zero yields inf/nan
+(which the kernels detect and report) instead of raising
+``ZeroDivisionError`` from inside a loop. No ``fastmath``: it would
 let LLVM assume NaNs never occur (sensor data has them) and reassociate the
 covariance update, which breaks its exact symmetry.
 """
 
 from numba import njit
 
-kernel = njit(cache=True, nogil=True, error_model="numpy")
+from ._cache import enable_cache
+
+
+def compiled(**options):
+    """``njit`` with edgereg's options and cache; ``options`` add to or override them.
+
+    ``compiled()`` is :data:`kernel`; ``compiled(parallel=True)`` (Fleet) and
+    ``compiled(inline="always")`` (SelectiveSampler's per-round helpers) are
+    the other two forms in use.
+    """
+    options = {"nogil": True, "error_model": "numpy", **options}
+
+    def decorate(function):
+        dispatcher = njit(**options)(function)
+        enable_cache(dispatcher)  # what cache=True does, with edgereg's locator
+        return dispatcher
+
+    return decorate
+
+
+#: The decorator of every kernel (see the module docstring).
+kernel = compiled()
 
 
 def entry_point(dispatcher, args):

@@ -395,9 +395,30 @@ def warmup() -> float:
         fleet.predict_many(Xf)
         fleet.predict_one(Xf[:, 0])
     elapsed = time.perf_counter() - t0
-    cache = os.environ.get("NUMBA_CACHE_DIR", "the package's __pycache__ directories")
-    print(f"compiled and cached every kernel in {elapsed:.1f} s (cache: {cache})")
+    from ._cache import cache_dir
+
+    print(f"compiled and cached every kernel in {elapsed:.1f} s (cache: {cache_dir()})")
     return elapsed
+
+
+def run_cache(clear: bool, out: TextIO) -> None:
+    """``edgereg cache``: where the compiled kernels are cached, how many files, how big."""
+    from ._cache import cache_dir, cache_files, clear_cache, edgereg_root
+
+    if clear:
+        root, count, size = clear_cache()
+        print(f"removed {root}: {count} cache files, {size / 1e6:.1f} MB", file=out)
+        return
+    here = cache_dir()
+    files = cache_files()
+    size = sum(p.stat().st_size for p in files)
+    moved = "NUMBA_CACHE_DIR" if os.environ.get("NUMBA_CACHE_DIR") else (
+        "EDGEREG_CACHE_DIR" if os.environ.get("EDGEREG_CACHE_DIR") else "the user cache folder")
+    print(f"compiled kernels of this edgereg/numba/CPU: {here}", file=out)
+    print(f"chosen by: {moved}", file=out)
+    where = here if os.environ.get("NUMBA_CACHE_DIR") else edgereg_root()
+    print(f"{len(files)} cache files, {size / 1e6:.1f} MB under {where} "
+          f"(clear with: edgereg cache --clear)", file=out)
 
 
 # --------------------------------------------------------------------- main
@@ -429,6 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true")
 
     sub.add_parser("warmup", help="compile every kernel into the on-disk cache")
+
+    p = sub.add_parser("cache", help="where compiled kernels are cached, how many, how big")
+    p.add_argument("--clear", action="store_true", help="remove edgereg's cached kernels")
     return parser
 
 
@@ -451,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
         run_bench(args.quick)
     elif args.command == "warmup":
         warmup()
+    elif args.command == "cache":
+        run_cache(args.clear, sys.stdout)
     return 0
 
 

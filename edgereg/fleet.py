@@ -28,11 +28,11 @@ import os
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from . import dfop as _dfop_module
 from ._base import StateFileError, atomic_savez, read_npz
-from ._jit import recompile_with
+from ._jit import compiled, recompile_with
 from ._validate import (
     _as_numeric_array,
     check_dtype,
@@ -56,7 +56,7 @@ FLEET_FORMAT = "edgereg-fleet-1"
 _TASKS = ("regression", "classification")
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
-parallel_kernel = njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+parallel_kernel = compiled(parallel=True)
 
 
 class FleetState(NamedTuple):

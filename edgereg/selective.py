@@ -119,11 +119,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from . import dfop as _dfop_module
 from ._base import OnlineModel
-from ._jit import kernel, recompile_with
+from ._jit import compiled, kernel, recompile_with
 from ._validate import check_float, check_int
 from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
 
@@ -138,7 +137,7 @@ INVALID = 1
 #: costs more than their work at small d (arrays are passed as exploded
 #: structs). Caching works as for ``kernel``; a caller in this module is
 #: recompiled when the inlined function changes (same file).
-inline_kernel = njit(cache=True, nogil=True, error_model="numpy", inline="always")
+inline_kernel = compiled(inline="always")
 
 #: Capacity of the record of switch steps (the most recent ones are kept; the
 #: total is counted without limit). Fixed memory: 64 int64.

@@ -1,0 +1,197 @@
+"""edgereg's compiled-kernel cache: where it lives, and that no damaged file breaks it.
+
+Each case runs edgereg in a fresh subprocess (``python -X faulthandler``, so a
+crash inside LLVM would show its trace) with ``NUMBA_CACHE_DIR`` unset, as a
+user runs it, and the cache folder pointed at a temporary one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from edgereg import _cache
+
+#: A DFOP and a NORMA classifier, each through learn_many and learn_one; the
+#: printed predictions are compared with a run from an intact cache.
+SCRIPT = """
+import numpy as np
+from edgereg import DFOP, NORMAClassifier
+from edgereg import dfop, norma
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3)); y = X @ np.array([1.0, -2.0, 0.5])
+m = DFOP(3, 0.01)
+p = m.learn_many(X, y)
+q = m.learn_one(X[0], y[0])
+c = NORMAClassifier(3, budget=8)
+r = c.learn_many(X, np.sign(y))
+hits = sum(sum(d.stats.cache_hits.values()) for mod in (dfop, norma)
+           for d in vars(mod).values() if hasattr(d, "stats"))
+misses = sum(sum(d.stats.cache_misses.values()) for mod in (dfop, norma)
+             for d in vars(mod).values() if hasattr(d, "stats"))
+print(repr(p.tolist()), repr(float(q)), repr(r.tolist()))
+print("hits", hits, "misses", misses)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.pop("EDGEREG_CACHE_DIR", None)
+    env.update(extra)
+    return env
+
+
+def _run(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", SCRIPT], env=env,
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def _key_dir(root: Path) -> Path:
+    (sub,) = [p for p in root.iterdir() if p.is_dir()]
+    return sub
+
+
+def _intact(path: Path) -> bool:
+    raw = path.read_bytes()
+    head = len(_cache.MAGIC) + 32
+    return raw[: len(_cache.MAGIC)] == _cache.MAGIC and \
+        hashlib.sha256(raw[head:]).digest() == raw[len(_cache.MAGIC):head]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> tuple[Path, str]:
+    """A cache filled by one run, and that run's predictions."""
+    root = tmp_path_factory.mktemp("cache")
+    done = _run(_env(EDGEREG_CACHE_DIR=str(root)), root)
+    assert done.returncode == 0, done.stderr
+    again = _run(_env(EDGEREG_CACHE_DIR=str(root)), root)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == done.stdout.splitlines()[0]
+    assert again.stdout.splitlines()[1].endswith("misses 0")  # every kernel from the cache
+    return root, done.stdout.splitlines()[0]
+
+
+def test_default_cache_is_the_user_cache_folder_keyed_by_version_and_cpu(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(HOME=str(home), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    done = _run(env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = _key_dir(tmp_path / "xdg" / "edgereg")
+    import numba
+
+    import edgereg
+
+    assert folder.name.startswith(f"{edgereg.__version__}-numba{numba.__version__}-")
+    assert folder.name.endswith(f"-py{sys.version_info.major}{sys.version_info.minor}")
+    names = {p.suffix for p in folder.iterdir()}
+    assert names == {".nbi", ".nbc"}
+    assert all(_intact(p) for p in folder.iterdir())
+
+
+def test_numba_cache_dir_wins(tmp_path):
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"), EDGEREG_CACHE_DIR=str(tmp_path / "e"))
+    done = _run(env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "e").exists()
+    assert any(p.suffix == ".nbc" for p in (tmp_path / "numba").rglob("*"))
+
+
+def test_no_cache_file_is_written_into_the_package(tmp_path):
+    package = Path(_cache.__file__).resolve().parent
+    before = {p: p.stat().st_mtime_ns for p in package.rglob("*.nb[ic]")}
+    done = _run(_env(EDGEREG_CACHE_DIR=str(tmp_path / "c")), tmp_path)
+    assert done.returncode == 0, done.stderr
+    after = {p: p.stat().st_mtime_ns for p in package.rglob("*.nb[ic]")}
+    assert after == before
+
+
+def _damage(path: Path, how: str) -> None:
+    raw = bytearray(path.read_bytes())
+    if how == "truncate":
+        raw = raw[: len(raw) // 2]
+    elif how == "zero":
+        raw = bytearray(len(raw))
+    else:  # one bit in the middle of the payload (machine code for .nbc)
+        raw[len(raw) // 2] ^= 0x04
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("how", ["truncate", "zero", "bitflip"])
+@pytest.mark.parametrize("kind", [".nbi", ".nbc"])
+def test_damaged_cache_files_are_rebuilt(pristine, tmp_path, kind, how):
+    source, expected = pristine
+    root = tmp_path / "cache"
+    shutil.copytree(source, root)
+    folder = _key_dir(root)
+    # The entry kernels of both models (learn_many, learn_one) and one callee.
+    victims = sorted(p for p in folder.iterdir() if p.suffix == kind and (
+        "_learn_many" in p.name or "_learn_one" in p.name or "_symv" in p.name))
+    assert len(victims) >= 3
+    for path in victims:
+        _damage(path, how)
+    done = _run(_env(EDGEREG_CACHE_DIR=str(root)), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == expected  # the model works, same numbers
+    assert "damaged compiled-kernel cache file" in done.stderr
+    assert done.stderr.count("EdgeregCacheWarning") == 1  # said once
+    assert all(_intact(p) for p in victims)  # rewritten
+    again = _run(_env(EDGEREG_CACHE_DIR=str(root)), tmp_path)
+    assert again.returncode == 0 and "EdgeregCacheWarning" not in again.stderr
+    assert again.stdout.splitlines()[1].endswith("misses 0")
+
+
+def test_unwritable_cache_folder_falls_back_with_one_notice(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    # Below a regular file nothing can be created, even by root.
+    env = _env(EDGEREG_CACHE_DIR=str(blocker / "cache"), TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = _run(env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("EdgeregCacheWarning") == 1
+    assert "is not writable; compiled kernels are cached in" in done.stderr
+    assert any(p.suffix == ".nbc" for p in (tmp_path / "tmp").rglob("*"))
+
+
+def test_nothing_writable_means_no_cache_and_one_notice(monkeypatch):
+    from numba import njit
+
+    monkeypatch.setattr(_cache, "_writable", lambda path: False)
+    monkeypatch.setattr(_cache._EdgeregLocator, "_path", None)
+    monkeypatch.setattr(_cache, "_warned", set())
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(_cache.numba_config, "CACHE_DIR", "")
+
+    def twice(x):
+        return 2 * x
+
+    dispatcher = njit(twice)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _cache.enable_cache(dispatcher)
+        _cache.enable_cache(njit(twice))
+    notices = [w for w in caught if issubclass(w.category, _cache.EdgeregCacheWarning)]
+    assert len(notices) == 1 and "not cached" in str(notices[0].message)
+    assert dispatcher(21) == 42
+
+
+def test_cli_cache_reports_and_clears(pristine, tmp_path):
+    root = tmp_path / "cache"
+    shutil.copytree(pristine[0], root)
+    n_files = sum(1 for _ in root.rglob("*.nb[ic]"))
+    env = _env(EDGEREG_CACHE_DIR=str(root))
+    cmd = [sys.executable, "-m", "edgereg", "cache"]
+    shown = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    assert str(_key_dir(root)) in shown and f"{n_files} cache files" in shown
+    cleared = subprocess.run(cmd + ["--clear"], env=env, capture_output=True, text=True,
+                             check=True).stdout
+    assert f"{n_files} cache files" in cleared
+    assert not root.exists()
