@@ -75,6 +75,8 @@ def _package_version() -> str:
 
 
 def _cpu_name() -> str:
+    if numba_config.CPU_NAME:  # NUMBA_CPU_NAME=generic: code for any CPU of the family
+        return str(numba_config.CPU_NAME)
     try:
         import llvmlite.binding as llvm
 
