@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -160,7 +159,12 @@ MODEL_NAMES: dict[str, str] = {
     "sparse-dfop": "SparseDFOP",
     "selective": "SelectiveSampler",
     "pa": "PARegressor",
+    "mores": "MORES",
+    "somor": "SOMOR",
 }
+
+#: Models that learn several targets at once (``--target y1,y2``).
+MULTI_OUTPUT = ("mores", "somor", "pa")
 
 
 def _parse_value(text: str) -> Any:
@@ -211,6 +215,61 @@ class _Checkpointer:
             self.since = 0
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_header(cells: list[str]) -> bool:
+    """A first row with a non-empty cell that is not a number names the columns."""
+    return any(c and not _is_number(c) for c in cells)
+
+
+def _target_columns(spec: str, header: list[str] | None, width: int) -> list[int]:
+    """Column indices of ``--target``: names (with a header row) or indices, comma-separated."""
+    columns: list[int] = []
+    for item in (part.strip() for part in spec.split(",")):
+        try:
+            index = int(item)
+        except ValueError:
+            if header is None:
+                raise SystemExit(
+                    f"edgereg: --target {item!r} names a column, but the first row is not a "
+                    f"header (it parses as numbers); give --header, or a column index"
+                ) from None
+            if item not in header:
+                raise SystemExit(
+                    f"edgereg: --target {item!r}: no such column; the columns are: "
+                    f"{', '.join(header)}"
+                ) from None
+            index = header.index(item)
+        else:
+            if not -width <= index < width:
+                raise SystemExit(
+                    f"edgereg: --target {index}: no such column in rows of {width} columns"
+                )
+            index %= width
+        columns.append(index)
+    if len(set(columns)) != len(columns):
+        raise SystemExit(f"edgereg: --target {spec!r} names a column twice")
+    return columns
+
+
+def _make_model(cls: Any, model_name: str, n_features: int, n_targets: int,
+                params: dict[str, Any]) -> Any:
+    if n_targets > 1 and model_name not in MULTI_OUTPUT:
+        raise SystemExit(
+            f"edgereg: {model_name} learns one target; --target names {n_targets} "
+            f"(several targets: {', '.join(MULTI_OUTPUT)})"
+        )
+    if model_name in ("mores", "somor") or (model_name == "pa" and n_targets > 1):
+        return cls(n_features, n_targets, **params)
+    return cls(n_features, **params)
+
+
 def run_stream(
     model_name: str,
     params: dict[str, Any],
@@ -218,13 +277,20 @@ def run_stream(
     out: TextIO,
     err: TextIO,
     *,
-    target: int = -1,
+    target: int | str = -1,
     state: str | None = None,
     checkpoint_every: int = 1000,
     delimiter: str = ",",
     skip_header: bool = False,
 ) -> dict[str, int]:
-    """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped."""
+    """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped.
+
+    ``target``: a column index (negative from the end), a column name (the
+    first row is then a header), or several of them comma-separated for the
+    multi-output models, one prediction column each. A first row that does
+    not parse as numbers is a header; ``skip_header`` (``--header``) says so
+    explicitly.
+    """
     import edgereg
 
     if model_name not in MODEL_NAMES:
@@ -233,6 +299,7 @@ def run_stream(
         )
     cls = getattr(edgereg, MODEL_NAMES[model_name])
     unsupervised = getattr(cls, "_task", None) == "novelty"
+    target_spec = str(target)
     model = None
     if state and os.path.exists(state):
         model = edgereg.load(state)
@@ -243,6 +310,8 @@ def run_stream(
     checkpoint = _Checkpointer(state, checkpoint_every)
     counts = {"learnt": 0, "predicted": 0, "skipped": 0}
     stop = {"now": False}
+    columns: list[int] | None = None  # target columns, fixed by the first row
+    multi = False
 
     def on_term(signum: int, frame: Any) -> None:
         stop["now"] = True
@@ -253,43 +322,52 @@ def run_stream(
             if stop["now"]:
                 break
             text = line.strip()
-            if not text or (skip_header and lineno == 1):
+            if not text:
                 continue
             cells = [c.strip() for c in text.split(delimiter)]
+            if columns is None:
+                header = cells if skip_header or _looks_like_header(cells) else None
+                columns = [] if unsupervised else _target_columns(target_spec, header,
+                                                                   len(cells))
+                multi = len(columns) > 1 or (model_name in ("mores", "somor"))
+                if model is not None and multi and model.n_outputs != len(columns):
+                    raise SystemExit(
+                        f"edgereg: {state} holds a model of {model.n_outputs} targets; "
+                        f"--target names {len(columns)}"
+                    )
+                if header is not None:
+                    continue
             try:
-                if unsupervised:
-                    x_cells, y_cell = cells, None
-                else:
-                    t = target if target >= 0 else len(cells) + target
-                    if not 0 <= t < len(cells):
-                        raise ValueError(f"no target column {target}")
-                    y_cell = cells[t]
-                    x_cells = cells[:t] + cells[t + 1 :]
+                if len(cells) <= max(columns, default=-1):
+                    raise ValueError(f"{len(cells)} columns, no target column {max(columns)}")
+                y_cells = [cells[c] for c in columns]
+                x_cells = [c for i, c in enumerate(cells) if i not in columns]
                 x = np.array([float(c) for c in x_cells])
                 if model is None:
-                    model = cls(len(x), **params)
+                    model = _make_model(cls, model_name, len(x), len(columns), params)
                     err.write(f"started {model!r}\n")
                 if not np.all(np.isfinite(x)):
                     raise ValueError("non-finite input")
-                if y_cell is None:
+                if unsupervised:
                     yhat = model.learn_one(x)
                     counts["learnt"] += 1
-                elif y_cell == "":
+                elif all(c == "" for c in y_cells):
                     yhat = model.predict_one(x)  # no label yet: predict only
                     counts["predicted"] += 1
                 else:
-                    y = float(y_cell)
-                    if not math.isfinite(y):
+                    y = np.array([float(c) for c in y_cells])
+                    if not np.all(np.isfinite(y)):
                         raise ValueError("non-finite target")
-                    yhat = model.learn_one(x, y)
+                    yhat = model.learn_one(x, y if multi else float(y[0]))
                     counts["learnt"] += 1
             except (ValueError, TypeError) as exc:
                 counts["skipped"] += 1
                 err.write(f"line {lineno}: skipped ({exc})\n")
-                out.write("nan\n")
+                out.write(",".join(["nan"] * max(len(columns), 1)) + "\n")
                 out.flush()
                 continue
-            out.write(f"{float(np.asarray(yhat).reshape(-1)[0]):.10g}\n")
+            values = np.asarray(yhat, dtype=np.float64).reshape(-1)
+            out.write(",".join(f"{v:.10g}" for v in values) + "\n")
             out.flush()
             if counts["learnt"]:
                 checkpoint.tick(model)
@@ -437,14 +515,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help=f"one of: {', '.join(MODEL_NAMES)}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="model hyper-parameter, e.g. --param forgetting=0.02 (repeatable)")
-    p.add_argument("--target", type=int, default=-1,
-                   help="target column index (default: last); an empty cell = predict only")
+    p.add_argument("--target", default="-1", metavar="COLUMN[,COLUMN...]",
+                   help="target column: a name from the header row or an index (default: "
+                        "-1, the last); several, comma-separated, for mores, somor and pa "
+                        "(one prediction column each); an empty cell = predict only")
     p.add_argument("--input", default="-", help="CSV file, or - for stdin (default)")
     p.add_argument("--state", default=None,
                    help="state file: resumed if present, checkpointed atomically")
     p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
     p.add_argument("--delimiter", default=",")
-    p.add_argument("--header", action="store_true", help="skip the first line")
+    p.add_argument("--header", action="store_true",
+                   help="the first line names the columns (detected anyway when it does "
+                        "not parse as numbers)")
 
     p = sub.add_parser("bench", help="samples/s of every model on this machine")
     p.add_argument("--quick", action="store_true")

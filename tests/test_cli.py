@@ -80,6 +80,77 @@ def test_stream_checkpoints_on_sigterm(tmp_path):
     assert edgereg.load(state).n_seen_ >= 5
 
 
+def _rows(X, Y):
+    return [",".join(repr(float(v)) for v in (*x, *np.atleast_1d(t)))
+            for x, t in zip(X, Y, strict=True)]
+
+
+def test_stream_target_by_name_from_a_detected_header():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3))
+    y = X @ [1.0, -1.0, 2.0]
+    # The target is the second column of the file, named "y".
+    lines = ["a,y,b,c"] + [",".join(repr(float(v)) for v in (x[0], t, x[1], x[2]))
+                           for x, t in zip(X, y, strict=True)]
+    got, err, counts = _stream("\n".join(lines) + "\n", target="y")
+    assert counts == {"learnt": 30, "predicted": 0, "skipped": 0}
+    np.testing.assert_allclose(np.array(got, dtype=float), edgereg.DFOP(3).learn_many(X, y),
+                               rtol=1e-9)
+    # --header says so explicitly, even when the names look like numbers.
+    numeric_names = ["1,2,3,4"] + lines[1:]
+    got2, _, _ = _stream("\n".join(numeric_names) + "\n", target="2", skip_header=True)
+    assert len(got2) == 30
+
+
+def test_stream_target_name_errors_name_the_columns():
+    with pytest.raises(SystemExit, match="no such column; the columns are: a, y, b"):
+        _stream("a,y,b\n1,2,3\n", target="z")
+    with pytest.raises(SystemExit, match="is not a header"):
+        _stream("1,2,3\n", target="y")
+    with pytest.raises(SystemExit, match="names a column twice"):
+        _stream("a,y,b\n1,2,3\n", target="y,1")
+    with pytest.raises(SystemExit, match="learns one target; --target names 2"):
+        _stream("a,y1,y2\n1,2,3\n", target="y1,y2")
+
+
+def test_stream_several_targets_for_mores_one_column_each(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    Y = np.column_stack([X @ [1.0, 0.0, 2.0], X @ [0.0, -1.0, 1.0]])
+    text = "x1,x2,x3,y1,y2\n" + "\n".join(_rows(X, Y)) + "\n"
+    for name in ("mores", "somor"):
+        out, err = io.StringIO(), io.StringIO()
+        state = str(tmp_path / f"{name}.npz")
+        counts = run_stream(name, {}, io.StringIO(text), out, err, target="y1,y2", state=state)
+        assert counts["learnt"] == 40
+        got = np.array([[float(v) for v in line.split(",")] for line in out.getvalue().split()])
+        model = getattr(edgereg, name.upper())(3, 2)
+        np.testing.assert_allclose(got, model.learn_many(X, Y), rtol=1e-9, atol=1e-12)
+        # Resuming checks the state's number of targets against --target.
+        with pytest.raises(SystemExit, match="holds a model of 2 targets; --target names 1"):
+            run_stream(name, {}, io.StringIO("x1,x2,x3,y1\n1,2,3,4\n"), io.StringIO(),
+                       io.StringIO(), target="y1", state=state)
+    # Order of the target columns is the order given.
+    out = io.StringIO()
+    run_stream("pa", {}, io.StringIO(text), out, io.StringIO(), target="y2,y1")
+    first = [float(v) for v in out.getvalue().split()[5].split(",")]
+    ref = edgereg.PARegressor(3, 2).learn_many(X[:6], Y[:6, ::-1])[5]
+    np.testing.assert_allclose(first, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_stream_target_by_name_from_the_command_line(tmp_path):
+    csv = tmp_path / "log.csv"
+    csv.write_text("time,temp,load\n0,20.5,1.0\n1,21.0,1.5\n2,21.4,2.0\n")
+    done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop", "--target", "temp",
+                           "--input", str(csv)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.split()) == 3
+    done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop", "--target", "tmp",
+                           "--input", str(csv)], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "the columns are: time, temp, load" in done.stderr
+
+
 def test_unknown_model_and_bad_param_are_explained():
     with pytest.raises(SystemExit, match="unknown model"):
         run_stream("nope", {}, io.StringIO(""), io.StringIO(), io.StringIO())
