@@ -47,10 +47,15 @@ Numerical care (the papers are silent; a sensor loop runs for months):
   (rho_i = 0 except on refresh steps), whose closed form the tests check
   after every step. The refresh is fused into the same pass over P, so it
   costs one extra multiply-add per entry on refresh steps. The period is
-  ``max(1, floor(2 / (d mu)))`` so that a coordinate waits at most
-  about ``2 / mu`` (and at least ``d``) steps between refreshes: rare
-  refreshes are cheaper, and the bound on P_kk (``DFOP``) stays about 2.3 p0.
-  ``keep_prior=False`` is the canonical SPEC update, for reproduction only.
+  ``max(1, floor(2 / (d mu)))`` and a refresh covers ``ceil(d f / 2)``
+  coordinates (f the mu forgotten since the last one; one while d mu <= 2),
+  so that every coordinate waits at most about 2 / mu steps: then
+  P <= p0 (1 - lambda^T) / (T mu lambda^T) I with T that wait (about
+  3.2 p0 at small mu, 55 p0 at mu = 0.9), docs/design/dfop.md.
+  ``keep_prior=False`` is the canonical SPEC update, for reproduction; its P
+  winds up by construction, so its diagonal is capped at ``MAX_VARIANCE``
+  p0 by a congruence (inactive until then). A P that loses definiteness in
+  rounding all the same is reset to the prior at the next sample.
 
 Kernels take plain arrays (cheaper to dispatch than the NamedTuple) and never
 allocate. The state's fields are views of two blocks (``_allocate``): P
@@ -87,6 +92,14 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
+#: keep_prior=False: P's diagonal is capped at MAX_VARIANCE * p0 (a congruence
+#: D P D that keeps P exactly symmetric and positive definite), the bounded
+#: variance remedy of plain exponential forgetting; 10 chosen by measurement,
+#: docs/design/dfop.md. Inactive while P_ii <= MAX_VARIANCE * p0.
+MAX_VARIANCE = 10.0
+#: float32's P holds only while its condition number stays below ~1e7
+#: (p0 ||x||^2 is what a sample adds to it from the prior).
+_FLOAT32_CONDITION = 1e7
 _ndarray = np.ndarray
 
 
@@ -181,14 +194,49 @@ def _clamp_variance(P, max_variance, scale):
 
 
 @kernel
-def _dfop_step(x, y, lam, w, P, Px, max_variance):
+def _repaired_den(x, y, yhat, lam, den, P, Px, p0):
+    """When the state, not the sample, makes the update invalid: P <- p0 I, new denominator.
+
+    A finite sample with a finite prediction whose denominator
+    lambda + x^T P x is finite but not positive can only come from P having
+    lost positive definiteness in rounding (issue 19: the update on valid
+    data must not stop). The repair is the prior: P <- p0 I (w kept), then
+    Px and the denominator again. Any other invalid case (NaN or inf in the
+    sample, an overflowing x^T P x) is the sample's fault: the old
+    denominator is returned and nothing is written.
+    """
+    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den <= 0.0):
+        return den
+    d = x.shape[0]
+    nn = 0.0
+    for j in range(d):
+        nn += x[j] * x[j]
+    if P.itemsize == 4 and p0 * nn > _FLOAT32_CONDITION:
+        # Even the prior cannot hold this x in float32 (P's condition number
+        # would pass float32's precision again): the sample is at fault.
+        return den
+    for i in range(d):
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = 0.0
+        Pi[i] = p0
+    _symv(P, x, Px)
+    xPx = 0.0
+    for j in range(d):
+        xPx += x[j] * Px[j]
+    return lam + xPx
+
+
+@kernel
+def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
     the update, and OK, or INVALID when x, y or the update is not finite (the
     state is then untouched). ``Px`` is scratch. ``max_variance`` caps the
     diagonal of P by a congruence (``np.inf``: off; DFOP bounds P with
-    ``_refresh_prior`` instead). Shared by the models built on DFOP.
+    ``_refresh_prior`` instead). A P that lost positive definiteness is
+    reset to the prior p0 I (``_repaired_den``). Shared by the models built on DFOP.
     """
     d = x.shape[0]
     _symv(P, x, Px)
@@ -199,7 +247,9 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance):
         xPx += x[j] * Px[j]
     den = lam + xPx
     if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
-        return yhat, INVALID
+        den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)
+        if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
+            return yhat, INVALID
     c = 1.0 / den
     g = (y - yhat) * c
     invlam = 1.0 / lam
@@ -257,9 +307,29 @@ def _refresh_prior(k, rho, w, P, v):
 
 
 @kernel
+def _refresh_width(d, forgotten):
+    """Coordinates refreshed at once: ceil(d * forgotten / 2), between 1 and d.
+
+    One per refresh while d mu <= 2 (``refresh_period`` then spaces the
+    refreshes); at a higher forgetting one coordinate per step cannot keep
+    up (each would wait d steps, its information shrinking by lambda^d), so
+    a refresh covers as many coordinates as keep every coordinate's wait
+    within about 2 / mu steps (docs/design/dfop.md).
+    """
+    width = int(math.ceil(d * forgotten / 2.0))
+    return min(d, max(1, width))
+
+
+@kernel
+def _max_variance(p0, keep_prior):
+    """The cap on P's diagonal: none with the prior refresh, MAX_VARIANCE * p0 without it."""
+    return np.inf if keep_prior else MAX_VARIANCE * p0
+
+
+@kernel
 def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip):
     """learn_one: one step, then the prior refresh when due (same arithmetic as the block)."""
-    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, np.inf)
+    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, _max_variance(p0, keep_prior), p0)
     if status == OK:
         counts[0] += 1
         if keep_prior:
@@ -268,10 +338,12 @@ def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_p
             counts[2] += 1
             if counts[2] >= period and forgotten[0] > 0.0:
                 k = counts[3]
-                rho = d * forgotten[0] / p0
-                _refresh_prior(k, rho, w, P, v)
+                width = _refresh_width(d, forgotten[0])
+                rho = d * forgotten[0] / p0 / width
+                for i in range(width):
+                    _refresh_prior((k + i) % d, rho, w, P, v)
                 counts[2] = 0
-                counts[3] = (k + 1) % d
+                counts[3] = (k + width) % d
                 forgotten[0] = 0.0
     elif skip:
         counts[1] += 1
@@ -386,6 +458,8 @@ def _dfop_learn_many(
         out[t] = yhat
         den = lam + xPx
         if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
+            den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)  # learn_one's repair
+        if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
             fresh = False
             if skip:
                 counts[1] += 1
@@ -405,6 +479,7 @@ def _dfop_learn_many(
         invlam = 1.0 / lam
         counts[0] += 1
         k = -1
+        width = 1
         if keep_prior:
             forgotten[0] += mu_t
             counts[2] += 1
@@ -429,7 +504,8 @@ def _dfop_learn_many(
         else:
             # Row k of the updated P, then _refresh_prior's w and v, computed
             # before the pass with exactly its arithmetic.
-            rho = d * forgotten[0] / p0
+            width = _refresh_width(d, forgotten[0])
+            rho = d * forgotten[0] / p0 / width
             uk = Px[k]
             Pk = P[k]
             for j in range(d):
@@ -453,11 +529,26 @@ def _dfop_learn_many(
                 _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
             else:
                 _downdate_refresh_pass(P, Px, invlam, v, xn, work)
+            # At high forgetting, the other coordinates of this refresh
+            # (after the fused one, in learn_one's order and arithmetic).
+            for i in range(1, width):
+                _refresh_prior((k + i) % d, rho, w, P, v)
             counts[2] = 0
-            counts[3] = (k + 1) % d
+            counts[3] = (k + width) % d
             forgotten[0] = 0.0
         Px, work = work, Px
-        fresh = True
+        fresh = width == 1  # P_new x_next is stale after a further refresh
+        if not keep_prior:
+            # The diagonal cap of the canonical update (_dfop_step's, the
+            # same test on the same values): an O(d) scan, a congruence when hit.
+            cap = _max_variance(p0, keep_prior)
+            worst = 0.0
+            for i in range(d):
+                if P[i, i] > worst:
+                    worst = P[i, i]
+            if worst > cap:
+                _clamp_variance(P, cap, v)
+                fresh = False
     return -1
 
 
@@ -488,10 +579,11 @@ _TASKS = ("regression", "classification")
 def refresh_period(n_features: int, forgetting: float) -> int:
     """Steps between prior refreshes: max(1, floor(2 / (d mu))) (1 when mu = 0).
 
-    A coordinate then waits at most period * d <= 2 / mu steps between its
-    refreshes, so an unexcited coordinate's variance stays below
-    p0 * x / (1 - exp(-x)) with x = period * d * mu <= 2 (about 2.3 p0),
-    unless d mu > 2 (then the period is 1 and x = d mu).
+    With one coordinate per refresh, a coordinate then waits period * d <=
+    2 / mu steps; when d mu > 2 the period is 1 and each refresh covers
+    ceil(d mu / 2) coordinates instead (``_refresh_width``), so the wait
+    stays about 2 / mu and P stays below p0 (1 - l^T) / (T mu l^T) I,
+    l = 1 - mu, T the wait (docs/design/dfop.md).
     """
     if forgetting <= 0.0:
         return 1
@@ -533,12 +625,12 @@ class DFOP(OnlineModel):
         prior; 1e2..1e3 suits standardised inputs).
     keep_prior : bool, default True
         Give back to the prior the weight the discount takes from it (module
-        docstring), which bounds P: a coordinate the stream stops exciting
-        keeps a variance of at most about p0 * x / (1 - exp(-x)),
-        x = period * d * mu <= 2 (about 2.3 p0) unless d mu > 2 (then
-        x = d mu; see :func:`refresh_period`). False is
-        the canonical update of SPEC section 1, whose P grows without bound
-        under poor excitation (for reproduction only).
+        docstring), which bounds P at every forgetting: P <= p0 (1 - l^T) /
+        (T mu l^T) I with l = 1 - mu and T <= about 2 / mu (3.2 p0 at small
+        mu, 55 p0 at mu = 0.9; docs/design/dfop.md). False is the canonical
+        update of SPEC section 1 (for reproduction), whose P winds up under
+        poor excitation: its diagonal is then capped at ``MAX_VARIANCE * p0``
+        (10 p0) by a congruence that keeps P symmetric positive definite.
     dtype : {"float64", "float32"}
         Precision of the stored w and P (products are formed in float64 and
         rounded once). float32 halves the memory but holds P only while its

@@ -32,32 +32,35 @@ def dfop_closed_form(
 
     with lambda_j = 1 - mu_j and Lambda_t = prod_{j<=t} lambda_j (the prior
     P0 = p0 I discounted like the data). rho_i = 0 unless ``keep_prior``: then
-    every ``period`` steps coordinate k_i (cycling 0, 1, ..., d-1) gets
-    rho_i = d * (sum of mu since the previous refresh) / p0 (edgereg.dfop's
-    prior refresh). Solved directly for each t from the explicitly weighted
-    normal equations. Returns W of shape (n, d), row t the solution after
-    learning samples 0..t.
+    every ``period`` steps the next ``width`` coordinates (cycling 0, 1, ...,
+    d-1; width = ceil(d f / 2) clipped to [1, d], f the sum of mu since the
+    previous refresh) each get rho = d f / p0 / width (edgereg.dfop's prior
+    refresh; the term above is then a sum over those coordinates). Solved
+    directly for each t from the explicitly weighted normal equations.
+    Returns W of shape (n, d), row t the solution after learning samples 0..t.
     """
     n, d = X.shape
     mu_arr = np.asarray(mu, dtype=np.float64) * np.ones(n)
     lam = 1.0 - mu_arr
-    rho = np.zeros(n)
-    coord = np.zeros(n, dtype=int)
+    refreshes: list[list[tuple[int, float]]] = [[] for _ in range(n)]  # (coordinate, rho)
     if keep_prior:
         forgotten, since, k = 0.0, 0, 0
         for t in range(n):
             forgotten += mu_arr[t]
             since += 1
             if since >= period and forgotten > 0.0:
-                rho[t], coord[t] = d * forgotten / p0, k
-                forgotten, since, k = 0.0, 0, (k + 1) % d
+                width = min(d, max(1, math.ceil(d * forgotten / 2.0)))
+                rho = d * forgotten / p0 / width
+                refreshes[t] = [((k + i) % d, rho) for i in range(width)]
+                forgotten, since, k = 0.0, 0, (k + width) % d
     W = np.empty((n, d))
     for t in range(n):
         # weight of step i's terms at time t: prod_{j=i+1..t} lambda_j
         weights = np.array([np.prod(lam[i + 1 : t + 1]) for i in range(t + 1)])
         R = np.prod(lam[: t + 1]) / p0 * np.eye(d) + (X[: t + 1].T * weights) @ X[: t + 1]
         for i in range(t + 1):
-            R[coord[i], coord[i]] += weights[i] * rho[i]
+            for coordinate, rho in refreshes[i]:
+                R[coordinate, coordinate] += weights[i] * rho
         b = (X[: t + 1].T * weights) @ y[: t + 1]
         W[t] = np.linalg.solve(R, b)
     return W

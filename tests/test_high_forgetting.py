@@ -1,0 +1,131 @@
+"""DFOP keeps learning at any forgetting factor (issue 19).
+
+Before the fix, DFOP stopped with "not finite or not positive definite" on
+the usenet streams (d = 100 sparse binary words) at forgetting 0.3 and above
+with the prior refresh, and at 0.1 without it: P wound up in the directions
+the sparse rows do not excite. Now every stream, at every forgetting, in
+both dtypes, with and without ``keep_prior``, runs to its end with P finite,
+exactly symmetric, positive semi-definite and bounded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SHARED_DATA
+
+from edgereg import DFOP, Fleet, SparseDFOP
+from edgereg.datasets import BUNDLED, load
+from edgereg.dfop import MAX_VARIANCE
+
+FORGETTING = (0.1, 0.3, 0.5, 0.9)
+#: The bundled streams, and those of the shared data when it is beside the repository.
+SHARED = ("usenet1", "usenet2", "chess", "luxembourg")
+
+
+def _stream(name: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Standardised on the first 2% (examples/reproduce_dfop.py), plus a bias column."""
+    if name not in BUNDLED and not (SHARED_DATA / name).is_dir():
+        pytest.skip(f"{name} is not in the shared data at {SHARED_DATA}")
+    ds = load(name, root=None if name in BUNDLED else SHARED_DATA)
+    X = np.asarray(ds.X, dtype=np.float64)
+    head = X[: max(X.shape[0] // 50, 2)]
+    mean, std = head.mean(axis=0), head.std(axis=0)
+    std[std <= 1e-8 * np.maximum(1.0, np.abs(mean))] = 1.0
+    Z = np.hstack([(X - mean) / std, np.ones((X.shape[0], 1))])
+    y = ds.y if ds.y.ndim == 1 else ds.y[:, 0]
+    task = "classification" if ds.task == "classification" else "regression"
+    return Z, np.ascontiguousarray(y), task
+
+
+def _check_p(P: np.ndarray, p0: float, keep_prior: bool, mu: float) -> None:
+    P = np.asarray(P, dtype=np.float64)
+    assert np.all(np.isfinite(P))
+    assert np.array_equal(P, P.T)
+    assert np.linalg.eigvalsh(P).min() >= -1e-9 * np.abs(P).max()
+    if keep_prior:
+        # docs/design/dfop.md: P <= p0 (1 - l^T) / (T mu l^T), T <= ceil(2 / mu) + 1
+        T = int(np.ceil(2.0 / mu)) + 1
+        lam_t = (1.0 - mu) ** T
+        assert P.diagonal().max() <= p0 * (1.0 - lam_t) / (T * mu * lam_t) * 1.01
+    else:
+        assert P.diagonal().max() <= MAX_VARIANCE * p0 * (1.0 + 1e-6)
+
+
+#: The one case that still stops (issue 19 left open on it): elec2's standardised
+#: date column reaches |x| ~ 300 late in the stream, so p0 ||x||^2 ~ 1e7, beyond
+#: what float32's P can hold without the prior refresh at mu = 0.9; the row is
+#: refused as "beyond float32 precision" (float64, or keep_prior=True, runs).
+_FLOAT32_LIMIT = pytest.mark.xfail(strict=True, raises=ValueError,
+                                   reason="elec2, float32, keep_prior=False, mu = 0.9")
+CASES = [pytest.param(name, keep, dtype, marks=_FLOAT32_LIMIT)
+         if (name, keep, dtype) == ("elec2", False, "float32") else (name, keep, dtype)
+         for name in (*BUNDLED, *SHARED) for keep in (True, False)
+         for dtype in ("float64", "float32")]
+
+
+@pytest.mark.parametrize(("name", "keep_prior", "dtype"), CASES)
+def test_every_stream_runs_to_the_end_at_every_forgetting(name, keep_prior, dtype):
+    X, y, task = _stream(name)
+    for mu in FORGETTING:
+        model = DFOP(X.shape[1], mu, task=task, keep_prior=keep_prior, dtype=dtype)
+        pred = model.learn_many(X.astype(dtype), y)  # raises if any row is refused
+        assert model.n_seen_ == y.shape[0] and np.all(np.isfinite(pred))
+        _check_p(model.state.P, model.p0, keep_prior, mu)
+
+
+def test_usenet_accuracy_where_it_used_to_stop():
+    """The issue's table, now all runs: mu 0.3 and 0.5, keep_prior (the default)."""
+    X, y, _ = _stream("usenet1")
+    for mu in (0.3, 0.5):
+        pred = DFOP(X.shape[1], mu, task="classification").learn_many(X, y)
+        assert np.mean(pred == y) > 0.6
+
+
+def test_the_models_built_on_dfop_keep_learning_too():
+    rng = np.random.default_rng(3)
+    n, d = 3000, 60
+    X = np.zeros((n, d))
+    for t in range(n):
+        X[t, rng.choice(d, 3, replace=False)] = 1.0  # sparse binary rows
+    y = np.where(X[:, :30].sum(axis=1) > X[:, 30:].sum(axis=1), 1.0, -1.0)
+    for mu in (0.5, 0.9):
+        for keep_prior in (True, False):
+            m = DFOP(d, mu, keep_prior=keep_prior)
+            m.learn_many(X, y)
+            _check_p(m.state.P, m.p0, keep_prior, mu)
+            fleet = Fleet(2, d, forgetting=mu, keep_prior=keep_prior)
+            fleet.learn_many(np.stack([X, X]), np.stack([y, y]))
+            np.testing.assert_array_equal(fleet.state.P[0], m.state.P)
+            sparse = SparseDFOP(d, 20, forgetting=mu, keep_prior=keep_prior, seed=1)
+            sparse.learn_many(X, y)
+            _check_p(sparse.state.P, sparse.p0, keep_prior, mu)
+
+
+def test_an_indefinite_p_is_repaired_not_refused():
+    """A state whose P lost definiteness (as rounding did before the fix) is reset
+    to the prior at the next sample, which is then learnt."""
+    model = DFOP(3, 0.1, keep_prior=False)
+    model.learn_many(np.eye(3), np.ones(3))
+    P = model._state.P
+    P[:] = -np.eye(3)  # what a broken state looks like: x^T P x < 0
+    yhat = model.learn_one(np.array([1.0, 0.0, 0.0]), 1.0)
+    assert np.isfinite(yhat) and model.n_seen_ == 4
+    assert np.linalg.eigvalsh(model.state.P).min() > 0.0
+
+
+@pytest.mark.parametrize("keep_prior", [True, False])
+def test_a_million_sparse_binary_rows_at_forgetting_one_half(keep_prior):
+    """d = 100 binary features, 3 ones a row (the issue's synthetic stream)."""
+    rng = np.random.default_rng(7)
+    n, d, chunk = 1_000_000, 100, 50_000
+    w = rng.normal(size=d)
+    model = DFOP(d, 0.5, keep_prior=keep_prior)
+    for _ in range(n // chunk):
+        X = np.zeros((chunk, d))
+        cols = np.argsort(rng.random((chunk, d)), axis=1)[:, :3]
+        np.put_along_axis(X, cols, 1.0, axis=1)
+        y = X @ w + 0.1 * rng.normal(size=chunk)
+        model.learn_many(X, y)
+        _check_p(model.state.P, model.p0, keep_prior, 0.5)
+    assert model.n_seen_ == n
