@@ -221,8 +221,23 @@ class OnlineModel:
         extra = set(arrays) - set(fresh._fields)
         if extra:
             raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
+        for field, reason in self._state_faults(fresh):
+            # A value a kernel uses as an index, a count or a loop bound, or a
+            # broken invariant: refused here, never met inside a kernel.
+            raise StateFileError(f"{source}: state field {field!r} {reason}")
         self._state = fresh
         self._bind_state()
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
+        """(field, reason) for every invariant a loaded state breaks (none: usable).
+
+        Subclasses add the invariants their kernels rely on (indices within
+        their buffers, an exactly symmetric P, ...) to these common ones.
+        """
+        counts = state.counts  # type: ignore[attr-defined]
+        if counts.ndim == 1 and np.any(counts[:2] < 0):
+            return [("counts", f"holds a negative sample count {counts[:2].tolist()}")]
+        return []
 
     # ------------------------------------------------------------ learning
     def _row(self, x: Any) -> np.ndarray:
@@ -334,6 +349,24 @@ def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
         raise StateFileError(
             f"{path!r} is not a readable {what} (truncated or foreign): {exc}"
         ) from exc
+
+
+def symmetric_psd_faults(name: str, P: np.ndarray) -> list[tuple[str, str]]:
+    """Faults of a matrix the kernels keep exactly symmetric and positive semi-definite."""
+    if not np.array_equal(P, P.T):
+        return [(name, "is not exactly symmetric")]
+    P64 = np.asarray(P, dtype=np.float64)
+    scale = float(np.abs(P64).max()) if P64.size else 0.0
+    if P64.size and np.linalg.eigvalsh(P64).min() < -1e-6 * scale:
+        return [(name, "is not positive semi-definite")]
+    return []
+
+
+def index_faults(name: str, value: int, low: int, high: int, what: str) -> list[tuple[str, str]]:
+    """[(name, reason)] unless low <= value <= high."""
+    if low <= value <= high:
+        return []
+    return [(name, f"holds {what} = {value}, outside {low}..{high}")]
 
 
 def load(path: str | os.PathLike) -> OnlineModel:

@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel
+from ._base import OnlineModel, index_faults, symmetric_psd_faults
 from ._jit import entry_point, kernel
 from ._validate import (
     as_row,
@@ -701,6 +701,18 @@ class DFOP(OnlineModel):
             self.n_features, self.p0, self.dtype, self.forgetting, self._period,
             self.keep_prior, self._skip,
         )
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
+        """The next refresh coordinate indexes P's rows; P must be symmetric and PSD."""
+        d = state.w.shape[0]  # type: ignore[attr-defined]
+        counts = state.counts  # type: ignore[attr-defined]
+        faults = super()._state_faults(state)
+        faults += index_faults("counts", int(counts[3]), 0, d - 1, "the next refresh coordinate")
+        if not 0.0 <= float(state.forgotten[0]) <= self._period:  # type: ignore[attr-defined]
+            faults.append(("forgotten", f"holds {float(state.forgotten[0])!r}, outside "
+                                        f"0..{self._period} (a sum of at most period mu < 1)"))
+        faults += symmetric_psd_faults("P", state.P)  # type: ignore[attr-defined]
+        return faults
 
     def _bind_state(self) -> None:
         s = self._state

@@ -71,7 +71,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel
+from ._base import OnlineModel, index_faults
 from ._jit import kernel
 from ._validate import (
     as_scalar,
@@ -481,6 +481,18 @@ class _NORMA(OnlineModel):
 
     def _allocate(self) -> NORMAState:
         return _allocate(self.n_features, self.budget, self._rho0, self.dtype)
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
+        """The support-vector count and the next slot index the budget's buffers."""
+        counts = state.counts  # type: ignore[attr-defined]
+        faults = super()._state_faults(state)
+        faults += index_faults("counts", int(counts[_N_SV]), 0, self.budget,
+                               "the number of support vectors")
+        faults += index_faults("counts", int(counts[_NEXT]), 0, self.budget - 1,
+                               "the next support-vector slot")
+        if counts[_DROPPED] < 0 or counts[_ACTIVE] < 0:
+            faults.append(("counts", "holds a negative count"))
+        return faults
 
     def _bind_state(self) -> None:
         s = self._state
