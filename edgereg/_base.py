@@ -177,6 +177,9 @@ class OnlineModel:
             raise StateFileError(
                 f"{path!r} is not an edgereg state file (expected format {STATE_FORMAT!r})"
             )
+        if "model" not in contents or "params" not in contents:
+            missing = [k for k in ("model", "params") if k not in contents]
+            raise StateFileError(f"{path!r}: the state file has no {' or '.join(missing)} entry")
         name = str(contents["model"])
         if name not in _REGISTRY:
             import edgereg  # model modules are imported lazily: import this one now
@@ -190,8 +193,11 @@ class OnlineModel:
         try:
             params = json.loads(str(contents["params"]))
             model = target(**params)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, AttributeError) as exc:
             raise StateFileError(f"{path!r} has invalid model parameters: {exc}") from exc
+        except (MemoryError, OverflowError) as exc:
+            raise StateFileError(f"{path!r} has model parameters too large to allocate: "
+                                 f"{type(exc).__name__} {exc}") from exc
         state = {k[len("state.") :]: v for k, v in contents.items() if k.startswith("state.")}
         model._copy_state_in(state, source=repr(path))
         return model
@@ -314,22 +320,75 @@ class OnlineModel:
         return [{"n_features": 4}]
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once: os.umask can only be read by setting it
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's
+        return True
+    return True
+
+
+def _remove_stale_temporaries(directory: str, base: str) -> None:
+    """Remove ``.<base>.<pid>.edgereg-tmp`` files left by a saver that was killed."""
+    prefix, suffix = f".{base}.", ".edgereg-tmp"
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            continue
+        pid_text = name[len(prefix) : -len(suffix)].split(".")[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
 def atomic_savez(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` as an ``.npz`` at ``path`` so a crash never leaves half a file.
 
     The archive goes to a temporary file in the same directory, is flushed and
     fsync'ed, then renamed over ``path`` (atomic on POSIX): a reader, or a
     process resuming after ``kill -9``, sees the old file or the new one.
+
+    * A ``path`` that is a symbolic link is written through: the file it
+      points to is replaced (atomically, beside it) and the link stays.
+    * An existing file keeps its permission bits; a new one gets the usual
+      ``0666 & ~umask``.
+    * The temporary file is named after the target and the writing process
+      (``.<name>.<pid>.<random>.edgereg-tmp``); one left by a saver that was
+      killed is removed by the next save of the same file.
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".edgereg-", suffix=".tmp", dir=directory)
+    target = os.path.realpath(os.fspath(path))  # through a symbolic link
+    directory, base = os.path.split(target)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
+    _remove_stale_temporaries(directory, base)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.{os.getpid()}.", suffix=".edgereg-tmp",
+                               dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
             fh.flush()
+            if hasattr(os, "fchmod"):  # POSIX (a Windows file has no such bits)
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -37,11 +37,17 @@ def check_on_invalid(value: str) -> str:
     return value
 
 
-def check_int(name: str, value: Any, minimum: int = 1) -> int:
+#: The largest integer hyper-parameter: every size, count and seed must fit the
+#: kernels' int64 arithmetic with room to spare (2^62 - 1; a size that large
+#: is refused by the memory long before).
+INT_MAX = 2**62 - 1
+
+
+def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value}")
     return int(value)
 
 
@@ -57,7 +63,11 @@ def check_float(
     """Check a real hyper-parameter against an interval; open ends exclude the bound."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int such as 10**400
+        raise ValueError(f"{name} must be a finite real number, got an integer of "
+                         f"{len(str(abs(int(value))))} digits") from None
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     bad = (
