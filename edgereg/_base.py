@@ -428,6 +428,19 @@ def index_faults(name: str, value: int, low: int, high: int, what: str) -> list[
     return [(name, f"holds {what} = {value}, outside {low}..{high}")]
 
 
-def load(path: str | os.PathLike) -> OnlineModel:
-    """Load any edgereg model saved with ``save`` (the class is read from the file)."""
+def load(path: str | os.PathLike) -> Any:
+    """Load anything edgereg's ``save`` methods write: a model, or a ``Fleet``.
+
+    The class is read from the file. Raises ``StateFileError`` for any file
+    that is not a usable edgereg state file.
+    """
+    try:
+        with np.load(os.fspath(path), allow_pickle=False) as npz:
+            kind = str(npz["format"]) if "format" in getattr(npz, "files", ()) else ""
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError):
+        kind = ""  # OnlineModel.load says what is wrong with it
+    if kind.startswith("edgereg-fleet-"):
+        from .fleet import Fleet
+
+        return Fleet.load(path)
     return OnlineModel.load(path)

@@ -31,7 +31,7 @@ import numpy as np
 from numba import prange
 
 from . import dfop as _dfop_module
-from ._base import StateFileError, atomic_savez, read_npz
+from ._base import StateFileError, atomic_savez, read_npz, symmetric_psd_faults
 from ._jit import compiled, recompile_with
 from ._validate import (
     _as_numeric_array,
@@ -570,4 +570,25 @@ class Fleet:
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
                 raise StateFileError(f"{path!r}: state field {field!r} holds NaN or inf")
             np.copyto(target, arr)
+        for field, reason in fleet._state_faults():
+            raise StateFileError(f"{path!r}: state field {field!r} {reason}")
         return fleet
+
+    def _state_faults(self) -> list[tuple[str, str]]:
+        """DFOP's invariants (``DFOP._state_faults``) for every model of the fleet."""
+        s = self._state
+        d = self.n_features
+        faults: list[tuple[str, str]] = []
+        if np.any(s.counts[:, :2] < 0):
+            faults.append(("counts", "holds a negative sample count"))
+        bad = np.flatnonzero((s.counts[:, 3] < 0) | (s.counts[:, 3] >= d))
+        if bad.size:
+            faults.append(("counts", f"of model {bad[0]} holds the next refresh coordinate = "
+                                     f"{s.counts[bad[0], 3]}, outside 0..{d - 1}"))
+        if np.any(s.forgotten < 0.0) or np.any(s.forgotten > self._period):
+            faults.append(("forgotten", f"holds a value outside 0..{self._period}"))
+        for k in range(self.n_models):
+            for field, reason in symmetric_psd_faults("P", s.P[k]):
+                faults.append((field, f"of model {k} {reason}"))
+                break
+        return faults

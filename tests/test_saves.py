@@ -121,3 +121,21 @@ def test_a_state_file_without_its_model_entry_is_a_state_file_error(tmp_path):
     np.savez(path, **z)
     with pytest.raises(StateFileError, match="no model entry"):
         edgereg.load(path)
+
+
+def test_edgereg_load_opens_a_fleet_file_and_checks_its_counters(tmp_path):
+    from edgereg import Fleet
+
+    fleet = Fleet(3, 4, forgetting=0.05)
+    X = np.random.default_rng(0).normal(size=(3, 20, 4))
+    fleet.learn_many(X, X.sum(axis=2))
+    path = tmp_path / "fleet.npz"
+    fleet.save(path)
+    loaded = edgereg.load(path)  # refused before: "not an edgereg state file"
+    assert type(loaded) is Fleet
+    np.testing.assert_array_equal(loaded.state.P, fleet.state.P)
+    z = dict(np.load(path))
+    z["state.counts"][1, 3] = 10**12  # model 1's next refresh coordinate
+    np.savez(path, **z)
+    with pytest.raises(StateFileError, match="of model 1 holds the next refresh coordinate"):
+        edgereg.load(path)
