@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -190,12 +191,46 @@ def _parse_params(items: Iterable[str]) -> dict[str, Any]:
     return params
 
 
+#: The longest CSV line accepted (a logger's row is a few hundred bytes; a
+#: megabyte of garbage is an error, not something to buffer).
+MAX_LINE = 1 << 16
+
+#: The plain decimal grammar of a CSV number (what a logger writes): Python's
+#: float() also takes "1_0", Arabic-Indic digits or "infinity", which no CSV
+#: writer means as a number. nan and inf are accepted (then skipped as bad).
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf)",
+                     re.IGNORECASE | re.ASCII)
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGINT while waiting for input."""
+
+
+class StreamError(SystemExit):
+    """The stream cannot go on (a width change, an over-long line): exit non-zero."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"edgereg: {message}")
+
+
+def _number(cell: str) -> float:
+    if not _NUMBER.fullmatch(cell):
+        raise ValueError(f"not a number: {cell[:40]!r}")
+    return float(cell)
+
+
 def _lines(source: TextIO) -> Iterator[str]:
     # readline, not iteration: a pipe's rows are handled as they arrive.
+    first = True
     while True:
-        line = source.readline()
+        line = source.readline(MAX_LINE + 1)
         if not line:
             return
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            raise StreamError(f"a line longer than {MAX_LINE} characters: not a CSV row")
+        if first:
+            line = line.removeprefix("\ufeff")  # a UTF-8 byte-order mark is not data
+            first = False
         yield line
 
 
@@ -216,11 +251,7 @@ class _Checkpointer:
 
 
 def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+    return bool(_NUMBER.fullmatch(cell))
 
 
 def _looks_like_header(cells: list[str]) -> bool:
@@ -301,26 +332,51 @@ def run_stream(
     unsupervised = getattr(cls, "_task", None) == "novelty"
     target_spec = str(target)
     model = None
+    if state and not os.path.isdir(os.path.dirname(os.path.abspath(state))):
+        raise StreamError(f"the folder of --state {state} does not exist")
     if state and os.path.exists(state):
         model = edgereg.load(state)
         if type(model) is not cls:
             held = type(model).__name__
             raise SystemExit(f"edgereg: {state} holds a {held}, not a {cls.__name__}")
+        held_params = model.get_params()
+        for key, value in params.items():
+            if key not in held_params:
+                raise StreamError(f"--param {key}: {cls.__name__} has no such parameter")
+            if held_params[key] != value:
+                raise StreamError(
+                    f"--param {key}={value!r} differs from the state resumed from {state} "
+                    f"({key}={held_params[key]!r}); remove --param or start a new state"
+                )
         err.write(f"resumed from {state} after {model.n_seen_} samples\n")
     checkpoint = _Checkpointer(state, checkpoint_every)
     counts = {"learnt": 0, "predicted": 0, "skipped": 0}
     stop = {"now": False}
     columns: list[int] | None = None  # target columns, fixed by the first row
+    width: int | None = None  # cells per row, fixed by the first data row
     multi = False
+    waiting = {"for_input": False}
 
-    def on_term(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: Any) -> None:
+        # Idle on input: stop at once (no line is half read by us). While a
+        # line is being handled: finish it, then stop.
         stop["now"] = True
+        if waiting["for_input"]:
+            raise _Stop
 
-    old = signal.signal(signal.SIGTERM, on_term) if state else None
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    lines = _lines(source)
+    lineno = 0
     try:
-        for lineno, line in enumerate(_lines(source), start=1):
-            if stop["now"]:
+        while not stop["now"]:
+            waiting["for_input"] = True
+            try:
+                line = next(lines)
+            except (StopIteration, _Stop):
                 break
+            finally:
+                waiting["for_input"] = False
+            lineno += 1
             text = line.strip()
             if not text:
                 continue
@@ -336,16 +392,31 @@ def run_stream(
                         f"--target names {len(columns)}"
                     )
                 if header is not None:
+                    width = len(cells)
                     continue
+            if width is None:
+                width = len(cells)
+            elif len(cells) != width:
+                raise StreamError(
+                    f"line {lineno} has {len(cells)} columns, the stream started with "
+                    f"{width}: a different layout, not a bad value (the rows before it were "
+                    f"learnt and checkpointed)"
+                )
+            if len(cells) <= max(columns, default=-1):
+                raise StreamError(f"line {lineno}: no target column {max(columns)} in a row of "
+                                  f"{len(cells)} columns")
+            y_cells = [cells[c] for c in columns]
+            x_cells = [c for i, c in enumerate(cells) if i not in columns]
+            if not x_cells:
+                raise StreamError(f"line {lineno} has no input column besides the target")
+            if model is None:
+                try:
+                    model = _make_model(cls, model_name, len(x_cells), len(columns), params)
+                except (TypeError, ValueError) as exc:
+                    raise StreamError(f"cannot make {model_name} with {params}: {exc}") from None
+                err.write(f"started {model!r}\n")
             try:
-                if len(cells) <= max(columns, default=-1):
-                    raise ValueError(f"{len(cells)} columns, no target column {max(columns)}")
-                y_cells = [cells[c] for c in columns]
-                x_cells = [c for i, c in enumerate(cells) if i not in columns]
-                x = np.array([float(c) for c in x_cells])
-                if model is None:
-                    model = _make_model(cls, model_name, len(x), len(columns), params)
-                    err.write(f"started {model!r}\n")
+                x = np.array([_number(c) for c in x_cells])
                 if not np.all(np.isfinite(x)):
                     raise ValueError("non-finite input")
                 if unsupervised:
@@ -355,7 +426,7 @@ def run_stream(
                     yhat = model.predict_one(x)  # no label yet: predict only
                     counts["predicted"] += 1
                 else:
-                    y = np.array([float(c) for c in y_cells])
+                    y = np.array([_number(c) for c in y_cells])
                     if not np.all(np.isfinite(y)):
                         raise ValueError("non-finite target")
                     yhat = model.learn_one(x, y if multi else float(y[0]))
@@ -373,8 +444,8 @@ def run_stream(
                 checkpoint.tick(model)
     finally:
         checkpoint.save(model)
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     if counts["skipped"]:
         err.write(f"{counts['skipped']} rows skipped for bad values\n")
     return counts

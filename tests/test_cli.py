@@ -39,11 +39,12 @@ def _stream(text, **kw):
 
 
 def test_stream_predicts_every_row_and_skips_bad_ones_without_dying():
-    lines, err, counts = _stream("1,2,3\n1,nan,2\n2,3,x\n1,2\n0.5,1,\n3,1,4\n")
+    lines, err, counts = _stream("1,2,3\n1,nan,2\n2,3,x\n1_0,2,3\n0.5,1,\n3,1,4\n")
     assert len(lines) == 6  # one output line per input row, bad ones included
     assert lines[1] == lines[2] == lines[3] == "nan"
     assert counts == {"learnt": 2, "predicted": 1, "skipped": 3}
     assert "line 2" in err and "line 3" in err and "line 4" in err
+    assert "3 rows skipped" in err  # counted at exit
 
 
 def test_stream_equals_the_model_and_resumes_from_its_state(tmp_path):
@@ -61,7 +62,8 @@ def test_stream_equals_the_model_and_resumes_from_its_state(tmp_path):
     assert edgereg.load(state).n_seen_ == 40
 
 
-def test_stream_checkpoints_on_sigterm(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stream_exits_promptly_on_a_signal_while_idle_with_a_checkpoint(tmp_path, signum):
     state = tmp_path / "s.npz"
     proc = subprocess.Popen(
         [sys.executable, "-m", "edgereg", "stream", "dfop", "--state", str(state)],
@@ -72,12 +74,10 @@ def test_stream_checkpoints_on_sigterm(tmp_path):
     proc.stdin.flush()
     for _ in range(5):
         assert proc.stdout.readline()  # each row answered as it arrives (line-buffered)
-    proc.send_signal(signal.SIGTERM)
-    proc.stdin.write("9,9,9\n")  # wakes the reader so it sees the flag
-    proc.stdin.flush()
-    proc.wait(timeout=60)
-    assert proc.returncode == 0
-    assert edgereg.load(state).n_seen_ >= 5
+    proc.send_signal(signum)  # stdin stays open and idle: no line to wake the reader
+    proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert edgereg.load(state).n_seen_ == 5  # every line read was learnt, then saved
 
 
 def _rows(X, Y):
@@ -164,3 +164,48 @@ def test_python_dash_m_runs_the_cli():
     ).stdout
     for command in ("demo", "stream", "bench", "warmup"):
         assert command in out
+
+
+def test_a_change_of_row_width_is_an_error_not_a_skip(tmp_path):
+    state = tmp_path / "s.npz"
+    with pytest.raises(SystemExit, match="line 3 has 2 columns, the stream started with 3"):
+        _stream("1,2,3\n2,3,4\n1,2\n3,4,5\n", state=str(state))
+    assert edgereg.load(state).n_seen_ == 2  # the rows before it, checkpointed
+    # A one-field first row no longer fixes n_features = 1 and skips every later row.
+    with pytest.raises(SystemExit, match="line 1 has no input column besides the target"):
+        _stream("5\n1,2,3\n")
+    done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop"],
+                          input="1,2,3\n1,2\n", capture_output=True, text=True)
+    assert done.returncode != 0 and "started with 3" in done.stderr
+
+
+def test_a_bad_param_is_an_error_with_a_non_zero_exit():
+    with pytest.raises(SystemExit, match="cannot make dfop"):
+        _stream("1,2,3\n", params={"forgeting": 0.1})
+    with pytest.raises(SystemExit, match="cannot make dfop"):
+        _stream("1,2,3\n", params={"forgetting": 7.0})
+
+
+def test_an_over_long_line_is_an_error_not_a_memory_error():
+    with pytest.raises(SystemExit, match="longer than 65536"):
+        _stream("1,2,3\n" + "1," * 600_000 + "\n")
+
+
+def test_plain_decimal_numbers_only_and_a_bom_is_ignored():
+    lines, err, counts = _stream("\ufeff1,2,3\n\u0661,2,3\n1e3,2.5,-.5\ninfinity,1,2\n")
+    assert counts == {"learnt": 2, "predicted": 0, "skipped": 2}  # the BOM row is learnt
+    assert "line 2" in err and "line 4" in err
+
+
+def test_a_param_that_differs_from_the_resumed_state_is_an_error(tmp_path):
+    state = str(tmp_path / "s.npz")
+    _stream("1,2,3\n2,3,4\n", state=state, params={"forgetting": 0.05})
+    with pytest.raises(SystemExit, match=r"--param forgetting=0.1 differs .*\(forgetting=0.05\)"):
+        _stream("1,2,3\n", state=state, params={"forgetting": 0.1})
+    lines, _, _ = _stream("1,2,3\n", state=state, params={"forgetting": 0.05})  # the same: fine
+    assert len(lines) == 1
+
+
+def test_a_missing_state_folder_fails_at_the_start(tmp_path):
+    with pytest.raises(SystemExit, match="does not exist"):
+        _stream("", state=str(tmp_path / "no" / "such" / "s.npz"))
