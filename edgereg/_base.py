@@ -33,6 +33,7 @@ import os
 import tempfile
 import zipfile
 from typing import Any, ClassVar, NamedTuple
+from zlib import error as zlib_error
 
 import numpy as np
 
@@ -404,7 +405,11 @@ def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
             return {k: npz[k] for k in npz.files}
     except FileNotFoundError:
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, RuntimeError,
+            NotImplementedError, MemoryError, zlib_error) as exc:
+        # zipfile raises RuntimeError for a flag that reads "encrypted",
+        # NotImplementedError for an unknown compression, zlib.error for a
+        # damaged deflate stream, MemoryError for a size field gone wild.
         raise StateFileError(
             f"{path!r} is not a readable {what} (truncated or foreign): {exc}"
         ) from exc
@@ -437,7 +442,8 @@ def load(path: str | os.PathLike) -> Any:
     try:
         with np.load(os.fspath(path), allow_pickle=False) as npz:
             kind = str(npz["format"]) if "format" in getattr(npz, "files", ()) else ""
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError):
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, RuntimeError,
+            NotImplementedError, MemoryError, zlib_error):
         kind = ""  # OnlineModel.load says what is wrong with it
     if kind.startswith("edgereg-fleet-"):
         from .fleet import Fleet
