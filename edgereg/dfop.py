@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel, index_faults, symmetric_psd_faults
+from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import entry_point, kernel
 from ._validate import (
     as_row,
@@ -228,6 +228,35 @@ def _repaired_den(x, y, yhat, lam, den, P, Px, p0):
 
 
 @kernel
+def _update_fits(w, Px, c, g, small):
+    """Whether the step's update stays finite in the stored dtype (issue 15).
+
+    A finite sample can still overflow the update: a target near 1.7e308
+    makes g infinite, an input near 5e152 makes (Px_i Px_j) infinite, a
+    float32 model's weight can pass 3.4e38 (y = 1e39). The largest terms
+    are max|Px|^2 c (or (max|Px| sqrt c)^2) in P and max|w| + max|Px| |g| in
+    w, evaluated in the order the update evaluates them; such a sample is
+    invalid and nothing is written. One pass over the two vectors (O(d)).
+    """
+    d = Px.shape[0]
+    big = 0.0
+    wbig = 0.0
+    for j in range(d):
+        a = abs(Px[j])
+        big = a if a > big else big
+        b = abs(np.float64(w[j]))
+        wbig = b if b > wbig else wbig
+    if small:
+        term = (big * big) * c
+    else:
+        s = math.sqrt(c) * big
+        term = s * s
+    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
+    wnew = wbig + big * abs(g)
+    return np.isfinite(g) and np.isfinite(term) and wnew < limit and np.isfinite(wnew)
+
+
+@kernel
 def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
@@ -252,6 +281,8 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
             return yhat, INVALID
     c = 1.0 / den
     g = (y - yhat) * c
+    if not _update_fits(w, Px, c, g, d < _GAIN_BY_SQRT_FROM):
+        return yhat, INVALID
     invlam = 1.0 / lam
     worst = 0.0
     if d < _GAIN_BY_SQRT_FROM:
@@ -468,6 +499,12 @@ def _dfop_learn_many(
         c = 1.0 / den
         g = (y - yhat) * c
         small = d < _GAIN_BY_SQRT_FROM
+        if not _update_fits(w, Px, c, g, small):  # learn_one's test, on the same values
+            fresh = False
+            if skip:
+                counts[1] += 1
+                continue
+            return t
         if small:
             for j in range(d):
                 w[j] += Px[j] * g
@@ -703,7 +740,7 @@ class DFOP(OnlineModel):
         )
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
-        """The next refresh coordinate indexes P's rows; P must be symmetric and PSD."""
+        """The next refresh coordinate indexes P's rows; P must be exactly symmetric."""
         d = state.w.shape[0]  # type: ignore[attr-defined]
         counts = state.counts  # type: ignore[attr-defined]
         faults = super()._state_faults(state)
@@ -711,7 +748,7 @@ class DFOP(OnlineModel):
         if not 0.0 <= float(state.forgotten[0]) <= self._period:  # type: ignore[attr-defined]
             faults.append(("forgotten", f"holds {float(state.forgotten[0])!r}, outside "
                                         f"0..{self._period} (a sum of at most period mu < 1)"))
-        faults += symmetric_psd_faults("P", state.P)  # type: ignore[attr-defined]
+        faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         return faults
 
     def _bind_state(self) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from numba import prange
 
 from . import dfop as _dfop_module
-from ._base import StateFileError, atomic_savez, read_npz, symmetric_psd_faults
+from ._base import StateFileError, atomic_savez, read_npz, symmetric_faults
 from ._jit import compiled, recompile_with
 from ._validate import (
     _as_numeric_array,
@@ -588,7 +588,7 @@ class Fleet:
         if np.any(s.forgotten < 0.0) or np.any(s.forgotten > self._period):
             faults.append(("forgotten", f"holds a value outside 0..{self._period}"))
         for k in range(self.n_models):
-            for field, reason in symmetric_psd_faults("P", s.P[k]):
+            for field, reason in symmetric_faults("P", s.P[k]):
                 faults.append((field, f"of model {k} {reason}"))
                 break
         return faults

@@ -121,7 +121,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import dfop as _dfop_module
-from ._base import OnlineModel, index_faults, symmetric_psd_faults
+from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import compiled, kernel, recompile_with
 from ._validate import check_float, check_int
 from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
@@ -1205,7 +1205,7 @@ class SelectiveSampler(OnlineModel):
         return _allocate(self.n_features, self.window_max, self.dtype)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
-        """The window ring's head and size index its buffers; A^-1 is symmetric and PSD."""
+        """The window ring's head and size index its buffers; A^-1 is exactly symmetric."""
         counts = state.counts  # type: ignore[attr-defined]
         faults = super()._state_faults(state)
         if np.any(counts < 0):
@@ -1214,7 +1214,7 @@ class SelectiveSampler(OnlineModel):
                                "the window's next write position")
         faults += index_faults("counts", int(counts[_SIZE]), 0, self.window_max,
                                "the window's size")
-        faults += symmetric_psd_faults("P", state.P)  # type: ignore[attr-defined]
+        faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         return faults
 
     def _bind_state(self) -> None:

@@ -1,0 +1,73 @@
+"""Finite samples whose update would not be finite are invalid, the state untouched (issue 15).
+
+The cases of the issue for the DFOP family: a target near 1.7e308 (the
+correction g overflows), inputs near 5e152 (the rank-one term Px_i Px_j
+overflows although x^T P x does not), a float32 model fed y = 1e39 (finite as
+a float64 argument, inf once stored). On 751aa9a each left the model dead:
+NaN or inf in its state, every later prediction NaN, a checkpoint that load
+refuses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgereg import DFOP, Fleet, SparseDFOP
+
+
+def _trained(dtype="float64", on_invalid="raise"):
+    """A model early in its stream: P still near its prior p0 I (the issue's setting)."""
+    model = DFOP(3, 0.01, dtype=dtype, on_invalid=on_invalid)
+    model.learn_many(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=dtype), [1.0, 2.0])
+    return model
+
+
+def _learnt(model):
+    """The learnt fields (scratch, ``work*``, has no meaning between calls)."""
+    return [a.copy() for k, a in model.state._asdict().items() if not k.startswith("work")]
+
+
+CASES = [
+    ("float64", np.array([1.0, 0.5, -0.2]), 1.7e308),
+    ("float64", np.array([0.0, 0.0, 5e152]), 1.0),  # along the unexcited coordinate
+    ("float64", np.array([1.0, 0.0, -5e152]), 0.0),
+    ("float32", np.array([1.0, 0.5, -0.2]), 1e39),
+    ("float32", np.array([1.0, 0.5, -0.2]), -3e38),
+]
+
+
+@pytest.mark.parametrize(("dtype", "x", "y"), CASES)
+def test_an_overflowing_update_is_refused_and_the_state_kept(dtype, x, y):
+    for how in ("one", "many"):
+        model = _trained(dtype)
+        before = _learnt(model)
+        with pytest.raises(ValueError, match="not finite"):
+            if how == "one":
+                model.learn_one(x.astype(dtype), y)
+            else:
+                model.learn_many(np.vstack([x, x]).astype(dtype), [y, y])
+        for a, b in zip(before, _learnt(model), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert np.isfinite(model.predict_one(np.ones(3, dtype=dtype)))
+
+
+@pytest.mark.parametrize(("dtype", "x", "y"), CASES)
+def test_skip_counts_it_and_learning_goes_on(dtype, x, y):
+    model = _trained(dtype, on_invalid="skip")
+    model.learn_many(np.vstack([x, np.ones(3)]).astype(dtype), [y, 3.0])
+    assert model.n_skipped_ == 1 and model.n_seen_ == 3
+    assert all(np.all(np.isfinite(np.asarray(a, dtype=np.float64))) for a in model.state)
+
+
+def test_the_models_built_on_dfop_refuse_it_too():
+    # A small input, so that the gain c = 1 / (lambda + x^T P x) is about 1 / lambda
+    # and the correction (y - yhat) c passes the largest double.
+    fleet = Fleet(2, 3, on_invalid="skip")
+    X = np.full((2, 2, 3), 1e-3)
+    fleet.learn_many(X, np.array([[1.79e308, 1.0], [1.0, 2.0]]))
+    assert fleet.state.counts[0, 1] == 1
+    assert np.all(np.isfinite(fleet.state.w)) and np.all(np.isfinite(fleet.state.P))
+    sparse = SparseDFOP(20, 5, on_invalid="skip")
+    sparse.learn_many(np.full((2, 20), 1e-4), [1.79e308, 1.0])
+    assert sparse.n_skipped_ == 1 and np.all(np.isfinite(sparse.state.P))
