@@ -275,9 +275,15 @@ class OnlineModel:
         bad_x = describe_nonfinite(np.asarray(x, dtype=np.float64))
         if bad_x:
             parts.append(f"non-finite input {bad_x}")
+            if self.dtype == np.float32 and np.any(np.isinf(np.asarray(x, dtype=np.float64))):
+                parts[-1] += (" (a value beyond float32's range, 3.4e38, is inf once stored: "
+                              "scale the inputs or use dtype='float64')")
         y_arr = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y_arr)):
             parts.append(f"non-finite or invalid target y={y!r}")
+        elif self._task == "classification" and not np.all(np.isin(y_arr, (-1.0, 0.0, 1.0))):
+            shown = repr(float(y_arr)) if y_arr.ndim == 0 else repr(y)
+            parts.append(f"y={shown} is not a class label (-1/+1, or 0/1)")
         if not parts:
             parts.append(
                 "the update is not finite or not positive definite: the input is too "

@@ -97,7 +97,8 @@ def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
         raise TypeError(
             f"{what} must hold real numbers (bool, int or float); got dtype {arr.dtype}"
         )
-    return np.ascontiguousarray(arr, dtype=dtype)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, reported by the model
+        return np.ascontiguousarray(arr, dtype=dtype)
 
 
 def as_row(x: Any, n_features: int, dtype: np.dtype, what: str = "x") -> np.ndarray:

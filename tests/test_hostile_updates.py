@@ -71,3 +71,15 @@ def test_the_models_built_on_dfop_refuse_it_too():
     sparse = SparseDFOP(20, 5, on_invalid="skip")
     sparse.learn_many(np.full((2, 20), 1e-4), [1.79e308, 1.0])
     assert sparse.n_skipped_ == 1 and np.all(np.isfinite(sparse.state.P))
+
+
+def test_messages_name_the_true_cause():
+    """A bad label was blamed on float32 precision, a float32 overflow was shown as 'inf'."""
+    from edgereg import NORMAClassifier, SelectiveSampler
+
+    for model in (DFOP(3, task="classification"), SelectiveSampler(3), NORMAClassifier(3)):
+        with pytest.raises(ValueError, match=r"y=2.0 is not a class label") as info:
+            model.learn_many(np.ones((2, 3)), [1.0, 2.0])
+        assert "float32" not in str(info.value)
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        DFOP(3, dtype="float32").learn_one(np.array([1e39, 0.0, 0.0]), 1.0)
