@@ -74,7 +74,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
-from ._jit import entry_point, kernel
+from ._jit import compiled, entry_point, kernel
 from ._validate import (
     as_row,
     as_scalar,
@@ -101,6 +101,8 @@ MAX_VARIANCE = 10.0
 #: (p0 ||x||^2 is what a sample adds to it from the prior).
 _FLOAT32_CONDITION = 1e7
 _ndarray = np.ndarray
+#: ``kernel``, inlined into its callers (scalar helpers on the per-step path).
+inline_kernel = compiled(inline="always")
 
 
 class DFOPState(NamedTuple):
@@ -227,33 +229,36 @@ def _repaired_den(x, y, yhat, lam, den, P, Px, p0):
     return lam + xPx
 
 
-@kernel
-def _update_fits(w, Px, c, g, small):
+@inline_kernel
+def _update_fits(big, wbig, c, g, small, narrow):
     """Whether the step's update stays finite in the stored dtype (issue 15).
 
     A finite sample can still overflow the update: a target near 1.7e308
     makes g infinite, an input near 5e152 makes (Px_i Px_j) infinite, a
     float32 model's weight can pass 3.4e38 (y = 1e39). The largest terms
-    are max|Px|^2 c (or (max|Px| sqrt c)^2) in P and max|w| + max|Px| |g| in
-    w, evaluated in the order the update evaluates them; such a sample is
-    invalid and nothing is written. One pass over the two vectors (O(d)).
+    are big^2 c (or (big sqrt c)^2) in P and wbig + big |g| in w, with
+    big = max|Px_i| and wbig = max|w_i| (gathered in the pass that forms
+    w^T x and x^T P x), evaluated in the order the update evaluates them;
+    such a sample is invalid and nothing is written. Scalars only: free.
     """
-    d = Px.shape[0]
-    big = 0.0
-    wbig = 0.0
-    for j in range(d):
-        a = abs(Px[j])
-        big = a if a > big else big
-        b = abs(np.float64(w[j]))
-        wbig = b if b > wbig else wbig
     if small:
         term = (big * big) * c
     else:
         s = math.sqrt(c) * big
         term = s * s
-    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
+    limit = 3.4028234663852886e38 if narrow else np.inf
     wnew = wbig + big * abs(g)
     return np.isfinite(g) and np.isfinite(term) and wnew < limit and np.isfinite(wnew)
+
+
+@kernel
+def _max_abs(v):
+    """max |v_i| (after a repair changed Px; the common path gathers it in its pass)."""
+    big = 0.0
+    for j in range(v.shape[0]):
+        a = abs(np.float64(v[j]))
+        big = a if a > big else big
+    return big
 
 
 @kernel
@@ -271,17 +276,25 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     _symv(P, x, Px)
     yhat = 0.0
     xPx = 0.0
+    big = 0.0
+    wbig = 0.0
     for j in range(d):
-        yhat += np.float64(w[j]) * x[j]
+        wj = np.float64(w[j])
+        yhat += wj * x[j]
         xPx += x[j] * Px[j]
+        a = abs(Px[j])
+        big = a if a > big else big
+        b = abs(wj)
+        wbig = b if b > wbig else wbig
     den = lam + xPx
     if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
         den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)
         if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
             return yhat, INVALID
+        big = _max_abs(Px)
     c = 1.0 / den
     g = (y - yhat) * c
-    if not _update_fits(w, Px, c, g, d < _GAIN_BY_SQRT_FROM):
+    if not _update_fits(big, wbig, c, g, d < _GAIN_BY_SQRT_FROM, w.itemsize == 4):
         return yhat, INVALID
     invlam = 1.0 / lam
     worst = 0.0
@@ -310,6 +323,23 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     if worst > max_variance:
         _clamp_variance(P, max_variance, Px)
     return yhat, OK
+
+
+@kernel
+def _capped(P, cap, scratch):
+    """_dfop_step's diagonal cap after a block step: True when it changed P.
+
+    The same test on the same values as ``_dfop_step`` (the largest P_ii
+    against the cap), an O(d) scan; a congruence when it is passed.
+    """
+    worst = 0.0
+    for i in range(P.shape[0]):
+        if P[i, i] > worst:
+            worst = P[i, i]
+    if worst > cap:
+        _clamp_variance(P, cap, scratch)
+        return True
+    return False
 
 
 @kernel
@@ -483,13 +513,21 @@ def _dfop_learn_many(
             _symv(P, x, Px)
         yhat = 0.0
         xPx = 0.0
+        big = 0.0
+        wbig = 0.0
         for j in range(d):
-            yhat += np.float64(w[j]) * x[j]
+            wj = np.float64(w[j])
+            yhat += wj * x[j]
             xPx += x[j] * Px[j]
+            a = abs(Px[j])
+            big = a if a > big else big
+            b = abs(wj)
+            wbig = b if b > wbig else wbig
         out[t] = yhat
         den = lam + xPx
         if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
             den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)  # learn_one's repair
+            big = _max_abs(Px)
         if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
             fresh = False
             if skip:
@@ -499,7 +537,7 @@ def _dfop_learn_many(
         c = 1.0 / den
         g = (y - yhat) * c
         small = d < _GAIN_BY_SQRT_FROM
-        if not _update_fits(w, Px, c, g, small):  # learn_one's test, on the same values
+        if not _update_fits(big, wbig, c, g, small, w.itemsize == 4):  # learn_one's test
             fresh = False
             if skip:
                 counts[1] += 1
@@ -575,17 +613,8 @@ def _dfop_learn_many(
             forgotten[0] = 0.0
         Px, work = work, Px
         fresh = width == 1  # P_new x_next is stale after a further refresh
-        if not keep_prior:
-            # The diagonal cap of the canonical update (_dfop_step's, the
-            # same test on the same values): an O(d) scan, a congruence when hit.
-            cap = _max_variance(p0, keep_prior)
-            worst = 0.0
-            for i in range(d):
-                if P[i, i] > worst:
-                    worst = P[i, i]
-            if worst > cap:
-                _clamp_variance(P, cap, v)
-                fresh = False
+        if not keep_prior and _capped(P, MAX_VARIANCE * p0, v):
+            fresh = False  # the cap of the canonical update changed P: recompute P x
     return -1
 
 
