@@ -36,6 +36,13 @@ def compiled(**options):
 #: The decorator of every kernel (see the module docstring).
 kernel = compiled()
 
+#: ``kernel``, inlined into its callers: the per-step helpers whose call
+#: costs more than their work at small d (arrays are passed as exploded
+#: structs). Caching works as for ``kernel``; a caller is recompiled when the
+#: inlined function changes only if both live in one file, so keep an inlined
+#: helper in the module of its callers.
+inline_kernel = compiled(inline="always")
+
 
 def entry_point(dispatcher, args):
     """The compiled entry point of ``dispatcher`` for exactly the types of ``args``.

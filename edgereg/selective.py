@@ -122,7 +122,7 @@ import numpy as np
 
 from . import dfop as _dfop_module
 from ._base import OnlineModel, index_faults, symmetric_faults
-from ._jit import compiled, kernel, recompile_with
+from ._jit import inline_kernel, kernel, recompile_with
 from ._validate import check_float, check_int
 from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
 
@@ -133,11 +133,6 @@ INVALID = 1
 
 #: ``kernel`` with ``inline="always"``: numba inlines the body into each
 #: caller (before typing, so constant arguments fold). For the block body
-#: ``_run_block`` (one kernel per mode) and the per-round helpers whose call
-#: costs more than their work at small d (arrays are passed as exploded
-#: structs). Caching works as for ``kernel``; a caller in this module is
-#: recompiled when the inlined function changes (same file).
-inline_kernel = compiled(inline="always")
 
 #: Capacity of the record of switch steps (the most recent ones are kept; the
 #: total is counted without limit). Fixed memory: 64 int64.
