@@ -154,7 +154,7 @@ class OnlineModel:
         disk and renamed over ``path``, so a crash or a kill leaves either the
         old file or the new one, never half of one.
         """
-        arrays = {f"state.{k}": np.asarray(v) for k, v in self._state._asdict().items()}
+        arrays = saved_state_arrays(self._state)
         meta = {
             "format": np.array(STATE_FORMAT),
             "model": np.array(type(self).__name__),
@@ -205,29 +205,7 @@ class OnlineModel:
 
     def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
         fresh = self._allocate()
-        for field, target in fresh._asdict().items():
-            if field not in arrays:
-                if field.startswith("work"):
-                    continue  # scratch has no meaning between calls: keep it fresh
-                raise StateFileError(f"{source}: state field {field!r} is missing")
-            arr = np.asarray(arrays[field])
-            if arr.shape != target.shape or arr.dtype != target.dtype:
-                expected = f"{target.dtype}{list(target.shape)}"
-                raise StateFileError(
-                    f"{source}: state field {field!r} should be {expected}, "
-                    f"got {arr.dtype}{list(arr.shape)}"
-                )
-            # Scratch (work*) may hold sentinels such as NaN; learnt state may not.
-            if (
-                not field.startswith("work")
-                and arr.dtype.kind == "f"
-                and not np.all(np.isfinite(arr))
-            ):
-                raise StateFileError(f"{source}: state field {field!r} holds NaN or inf")
-            np.copyto(target, arr)
-        extra = set(arrays) - set(fresh._fields)
-        if extra:
-            raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
+        copy_state_fields(fresh, arrays, source)
         for field, reason in self._state_faults(fresh):
             # A value a kernel uses as an index, a count or a loop bound, or a
             # broken invariant: refused here, never met inside a kernel.
@@ -421,11 +399,45 @@ def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
         ) from exc
 
 
+def saved_state_arrays(state: NamedTuple) -> dict[str, np.ndarray]:
+    """The arrays a save writes: every learnt field as ``state.<field>``, no scratch."""
+    return {f"state.{k}": np.asarray(v) for k, v in state._asdict().items()
+            if not k.startswith("work")}
+
+
+def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: str) -> None:
+    """Copy a file's state arrays into a freshly allocated state, checking each.
+
+    Every learnt field must be present with the fresh field's shape and dtype
+    and hold no NaN or inf; scratch (``work*``) has no meaning between calls,
+    so it may be missing or hold anything and stays fresh. An unknown field
+    is refused. Raises ``StateFileError`` naming the field.
+    """
+    for field, target in fresh._asdict().items():
+        if field.startswith("work"):
+            continue
+        if field not in arrays:
+            raise StateFileError(f"{source}: state field {field!r} is missing")
+        arr = np.asarray(arrays[field])
+        if arr.shape != target.shape or arr.dtype != target.dtype:
+            expected = f"{target.dtype}{list(target.shape)}"
+            raise StateFileError(
+                f"{source}: state field {field!r} should be {expected}, "
+                f"got {arr.dtype}{list(arr.shape)}"
+            )
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise StateFileError(f"{source}: state field {field!r} holds NaN or inf")
+        np.copyto(target, arr)
+    extra = set(arrays) - set(fresh._fields)
+    if extra:
+        raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
+
+
 def symmetric_faults(name: str, P: np.ndarray) -> list[tuple[str, str]]:
     """Faults of a matrix the kernels keep exactly symmetric.
 
     Not required: positive definiteness. A live model's P can lose it to
-    rounding (the next step repairs it, see ``dfop._repaired_den``), and its
+    rounding (the next step repairs it, see ``dfop._admit``), and its
     checkpoint must load; an asymmetric P can only come from outside.
     """
     if not np.array_equal(P, P.T):

@@ -31,7 +31,14 @@ import numpy as np
 from numba import prange
 
 from . import dfop as _dfop_module
-from ._base import StateFileError, atomic_savez, read_npz, symmetric_faults
+from ._base import (
+    StateFileError,
+    atomic_savez,
+    copy_state_fields,
+    read_npz,
+    saved_state_arrays,
+    symmetric_faults,
+)
 from ._jit import compiled, recompile_with
 from ._validate import (
     _as_numeric_array,
@@ -43,6 +50,7 @@ from ._validate import (
 )
 from .dfop import (
     DFOP,
+    MAX_P0,
     _dfop_learn_many,
     _dfop_learn_one,
     _dfop_predict_many,
@@ -270,7 +278,7 @@ class Fleet:
             raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
         self.task = task
         self._classify = task == "classification"
-        self.p0 = check_float("p0", p0, 0.0, None, low_open=True)
+        self.p0 = check_float("p0", p0, 0.0, MAX_P0, low_open=True)
         if not isinstance(keep_prior, (bool, np.bool_)):
             raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
         self.keep_prior = bool(keep_prior)
@@ -531,7 +539,7 @@ class Fleet:
         temporary file in the same directory, flushed and fsync'ed, then
         renamed over ``path``: a crash leaves the old file or the new one.
         """
-        arrays = {f"state.{k}": v for k, v in self._state._asdict().items()}
+        arrays = saved_state_arrays(self._state)
         meta = {
             "format": np.array(FLEET_FORMAT),
             "params": np.array(json.dumps(self.get_params())),
@@ -556,20 +564,8 @@ class Fleet:
             fleet = cls(**json.loads(str(contents["params"])))
         except (ValueError, TypeError, KeyError) as exc:
             raise StateFileError(f"{path!r} has invalid fleet parameters: {exc}") from exc
-        fresh = fleet._state
-        for field, target in fresh._asdict().items():
-            key = f"state.{field}"
-            if key not in contents:
-                raise StateFileError(f"{path!r}: state field {field!r} is missing")
-            arr = contents[key]
-            if arr.shape != target.shape or arr.dtype != target.dtype:
-                raise StateFileError(
-                    f"{path!r}: state field {field!r} should be {target.dtype}"
-                    f"{list(target.shape)}, got {arr.dtype}{list(arr.shape)}"
-                )
-            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-                raise StateFileError(f"{path!r}: state field {field!r} holds NaN or inf")
-            np.copyto(target, arr)
+        state = {k[len("state."):]: v for k, v in contents.items() if k.startswith("state.")}
+        copy_state_fields(fleet._state, state, repr(path))
         for field, reason in fleet._state_faults():
             raise StateFileError(f"{path!r}: state field {field!r} {reason}")
         return fleet
