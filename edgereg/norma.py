@@ -284,8 +284,8 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     """One prequential NORMA step on (x, y) (SPEC section 3).
 
     Returns ``(score, status)``: score is g(x) before the update (f(x) - rho
-    for novelty detection), status OK or INVALID (x, y or g(x) not finite;
-    nothing is then written).
+    for novelty detection), status OK or INVALID (x, y or g(x) not finite,
+    or a value the update would store is not: nothing is then written).
     """
     n = counts[_N_SV]
     g, chk = _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes)
@@ -333,8 +333,17 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
             if loss == EPS_NU or loss == HUBER_NU:
                 new_rho = rho + eta * (1.0 - nu) if active else rho - eta * nu
 
-    # Commit: decay every coefficient through the global scale, then insert.
+    # Check what the commit would store (issue 15): a finite target of 1e152
+    # gives a coefficient alpha / s beyond float32's range, a target near
+    # 1.7e308 an offset b + alpha beyond float64's.
     s = scalars[0] * (1.0 - eta * hyper[_H_LAMBDA])
+    stored = alpha if s < RENORM_THRESHOLD else alpha / s
+    limit = 3.4028234663852886e38 if coef.itemsize == 4 else np.inf
+    offset = scalars[1] + alpha if codes[_C_OFFSET] else 0.0
+    if not (abs(stored) < limit and abs(offset) < limit and abs(new_rho) < limit):
+        return score, INVALID
+
+    # Commit: decay every coefficient through the global scale, then insert.
     if s < RENORM_THRESHOLD:
         for i in range(n):
             coef[i] = coef[i] * s
@@ -352,7 +361,7 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
             counts[_DROPPED] += 1
     scalars[0] = s
     if codes[_C_OFFSET]:
-        scalars[1] = scalars[1] + alpha
+        scalars[1] = offset
     scalars[2] = new_rho
     counts[0] += 1
     if active:
