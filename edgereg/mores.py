@@ -67,7 +67,7 @@ import numpy as np
 
 from . import _linalg as _linalg_module
 from ._base import OnlineModel
-from ._jit import kernel, recompile_with
+from ._jit import inline_kernel, kernel, recompile_with
 from ._linalg import (
     apply_reflectors,
     cholesky,
@@ -95,14 +95,18 @@ _PSD_MARGIN = 100.0
 #: Pivot floor of the Cholesky factorisations: S^-1 and Omega^-1 are >= I in
 #: exact arithmetic, so a pivot below this can only come from rounding.
 _PIVOT_FLOOR = 1e-12
+#: Largest C accepted by MORES (issue 15; measured on inputs of scale 1e-3..1e3,
+#: both dtypes: C = 1e8 refuses none, 1e10 refuses 10 of 500 float32 samples
+#: at scale 1e3, 1e12 refuses 425).
+MAX_C = 1e8
 
 
 class MORESState(NamedTuple):
     """Fixed memory of a MORES model (D = d + fit_intercept inputs, m outputs).
 
-    ``2 D^2 + 5 D m + 12 m^2 + 5 D + 2 m`` values of the dtype plus the
-    counters (the statistics and learnt matrices, and the scratch of the
-    sub-steps).
+    ``3 D^2 + 6 D m + 17 m^2 + 5 D + 2 m`` values of the dtype plus the
+    counters (the statistics and learnt matrices, the scratch of the
+    sub-steps, and the copy that undoes a step whose result is not finite).
     """
 
     W: np.ndarray  # (D, m) coefficients, last row the intercept when fitted
@@ -120,6 +124,7 @@ class MORESState(NamedTuple):
     work_Dm: np.ndarray  # (3, D, m) W_{t-1}; tridiagonal pivots, M W - N, D; RHS G -> Y
     work_mm: np.ndarray  # (7, m, m) K; K^T S K, Omega G; V; G; S K, C S G, E; L; L^-1
     work_m: np.ndarray  # (2, m) eigenvalues s of K^T S K; C s and scratch
+    work_undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
 
 
 class SOMORState(NamedTuple):
@@ -137,32 +142,56 @@ def _load_and_predict(xin, y, intercept, W, x, yhat):
     """x <- [xin, 1]; yhat <- W^T x. Returns False when x, y or yhat is not finite.
 
     Nothing but the scratch ``x`` and the output ``yhat`` is written.
-    Returns ``(ok, x^T x)``.
+    Returns ``(ok, x^T x, max |x_k|, max |W_kj|)``: the maxima bound the
+    linear models' updates (gathered in the passes that need x and W anyway).
     """
     d = xin.shape[0]
     D = W.shape[0]
     m = W.shape[1]
     xx = 0.0
+    xbig = 0.0
     for k in range(d):
         v = xin[k]
         x[k] = v
         xx += v * v
+        a = abs(v)
+        xbig = a if a > xbig else xbig
     if intercept:
         x[d] = 1.0
         xx += 1.0
+        xbig = 1.0 if 1.0 > xbig else xbig
     yy = 0.0
     for j in range(m):
         yy += y[j] * y[j]
         yhat[j] = 0.0
+    wbig = 0.0
     for k in range(D):
         xk = x[k]
         Wk = W[k]
         for j in range(m):
-            yhat[j] += xk * Wk[j]
+            wkj = Wk[j]
+            yhat[j] += xk * wkj
+            a = abs(wkj)
+            wbig = a if a > wbig else wbig
     ok = np.isfinite(xx) and np.isfinite(yy)
     for j in range(m):
         ok = ok and np.isfinite(yhat[j])
-    return ok, xx
+    return ok, xx, xbig, np.float64(wbig)
+
+
+@inline_kernel
+def _step_fits(wbig, xbig, scale, rbig, narrow):
+    """Whether W + (x scale) r^T stays finite in W's dtype (issue 15).
+
+    |W_kj + (x_k scale) r_j| <= wbig + (xbig |scale|) rbig, evaluated in
+    the order of the update (rounding is monotone, so the bound holds for
+    every entry): a target of 1.7e308, or 3.5e38 in a float32 model, makes
+    the step overflow although the sample is finite. The residuals r are
+    stored in W's dtype too (float32: 3.5e38 would become inf).
+    """
+    bound = wbig + (xbig * abs(scale)) * rbig
+    limit = 3.4028234663852886e38 if narrow else np.inf
+    return rbig < limit and bound < limit
 
 
 @kernel
@@ -188,6 +217,39 @@ def _mo_predict_many(X, intercept, W, out):
 
 
 # ---------------------------------------------------------------------- MORES
+@kernel
+def _keep(A, buf, at):
+    """buf[at : at + A.size] <- A (row by row); returns the next free index."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        for j in range(A.shape[1]):
+            buf[at] = Ai[j]
+            at += 1
+    return at
+
+
+@kernel
+def _put_back(buf, at, A):
+    """A <- buf[at : at + A.size], the inverse of :func:`_keep`; returns the next index."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        for j in range(A.shape[1]):
+            Ai[j] = buf[at]
+            at += 1
+    return at
+
+
+@kernel
+def _finite(A):
+    """Whether every entry of the 2-D array A is finite (in A's own dtype)."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        for j in range(A.shape[1]):
+            if not np.isfinite(Ai[j]):
+                return False
+    return True
+
+
 @kernel
 def _certainly_positive_definite(E, rel_margin, L):
     """True when E - rel_margin ||E||_F I has a Cholesky factor (``L`` is scratch).
@@ -228,20 +290,53 @@ def _certainly_positive_definite(E, rel_margin, L):
 @kernel
 def _mores_step(
     xin, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
-    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, yhat,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, undo, yhat,
 ):
     """One MORES step (SPEC 5.1): predict, update M, N, Q, then W-, S-, Omega-steps.
 
     ``yhat`` receives the prequential prediction W_{t-1}^T x. Returns OK, or
     INVALID (with nothing but scratch and ``yhat`` written) when the sample is
-    not finite.
+    not finite, or when its update is not: a finite x of 1e20 overflows
+    x x^T in float32 and the W-step's solve in float64 (issue 15). The
+    step is too entangled to bound in advance, so the learnt matrices are
+    copied to ``undo`` first (D^2 + D m + 5 m^2 values against the
+    step's D^3 flops) and put back when any of them comes out non-finite.
     """
-    D = W.shape[0]
-    m = W.shape[1]
-    x = work_x
-    ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
+    ok, _, _, _ = _load_and_predict(xin, y, intercept, W, work_x, yhat)
     if not ok:
         return INVALID
+    at = _keep(M, undo, 0)
+    at = _keep(N, undo, at)
+    at = _keep(Q, undo, at)
+    at = _keep(S, undo, at)
+    at = _keep(S_inv, undo, at)
+    at = _keep(Om, undo, at)
+    _keep(Om_inv, undo, at)
+    _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
+                  work_x, y, work_DD, work_D, work_Dm, work_mm, work_m)
+    if (_finite(W) and _finite(M) and _finite(N) and _finite(Q) and _finite(S)
+            and _finite(S_inv) and _finite(Om) and _finite(Om_inv)):
+        return OK
+    W0 = work_Dm[0]  # W_{t-1}, kept by the update
+    for k in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            W[k, j] = W0[k, j]
+    at = _put_back(undo, 0, M)
+    at = _put_back(undo, at, N)
+    at = _put_back(undo, at, Q)
+    at = _put_back(undo, at, S)
+    at = _put_back(undo, at, S_inv)
+    at = _put_back(undo, at, Om)
+    _put_back(undo, at, Om_inv)
+    return INVALID
+
+
+@kernel
+def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
+                  x, y, work_DD, work_D, work_Dm, work_mm, work_m):
+    """The update of :func:`_mores_step` on the loaded sample ``x`` (with its constant 1)."""
+    D = W.shape[0]
+    m = W.shape[1]
 
     # -- statistics; x_i x_j == x_j x_i bit for bit keeps M exactly symmetric
     for i in range(D):
@@ -451,13 +546,13 @@ def _mores_step(
                 v += tau
             Om_inv[i, j] = v * g
     spd_inverse(Om_inv, Om, L, Linv, _PIVOT_FLOOR)
-    return OK
 
 
 @kernel
 def _mores_learn_many(
     X, Y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
-    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, skip, out,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+    skip, out,
 ):
     """Learn a block; ``out[t]`` = prequential prediction of row t.
 
@@ -467,7 +562,8 @@ def _mores_learn_many(
     for t in range(X.shape[0]):
         status = _mores_step(
             X[t], Y[t], intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
-            C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, out[t],
+            C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+            out[t],
         )
         if status == OK:
             counts[0] += 1
@@ -481,11 +577,12 @@ def _mores_learn_many(
 @kernel
 def _mores_learn_one(
     x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
-    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, skip, out,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+    skip, out,
 ):
     status = _mores_step(
         x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
-        C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, out,
+        C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo, out,
     )
     if status == OK:
         counts[0] += 1
@@ -498,18 +595,26 @@ def _mores_learn_one(
 @kernel
 def _somor_step(xin, y, intercept, W, eps, x, r, yhat):
     """W <- W + x r^T max(0, 1 - eps/||r||) / ||x||^2, r = y - W^T x (SPEC 5.1)."""
-    ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
+    ok, xx, xbig, wbig = _load_and_predict(xin, y, intercept, W, x, yhat)
     if not ok:
         return INVALID
     D = W.shape[0]
     m = W.shape[1]
     rr = 0.0
+    rbig = 0.0
     for j in range(m):
-        r[j] = y[j] - yhat[j]
-        rr += r[j] * r[j]
+        rj = y[j] - yhat[j]
+        r[j] = rj
+        rr += rj * rj
+        a = abs(rj)
+        rbig = a if a > rbig else rbig
     rn = np.sqrt(rr)
+    if not np.isfinite(rn):
+        return INVALID
     if rn > eps and xx > 0.0:
         f = (1.0 - eps / rn) / xx
+        if not _step_fits(wbig, xbig, f, rbig, W.itemsize == 4):
+            return INVALID
         for k in range(D):
             a = x[k] * f
             Wk = W[k]
@@ -527,12 +632,13 @@ def _pa_step(xin, y, intercept, W, variant, C, eps, x, r, yhat):
     tau_j = loss_j / (||x||^2 + 1/(2C)) (PA-II, variant 2);
     w_j <- w_j + sign(y_j - w_j^T x) tau_j x.
     """
-    ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
+    ok, xx, xbig, wbig = _load_and_predict(xin, y, intercept, W, x, yhat)
     if not ok:
         return INVALID
     D = W.shape[0]
     m = W.shape[1]
     any_step = False
+    rbig = 0.0
     for j in range(m):
         e = y[j] - yhat[j]
         loss = abs(e) - eps
@@ -544,6 +650,9 @@ def _pa_step(xin, y, intercept, W, variant, C, eps, x, r, yhat):
                 step = loss / (xx + 0.5 / C)
             r[j] = step if e > 0.0 else -step
             any_step = True
+            rbig = step if step > rbig else rbig
+    if any_step and not _step_fits(wbig, xbig, 1.0, rbig, W.itemsize == 4):
+        return INVALID
     if any_step:
         for k in range(D):
             xk = x[k]
@@ -697,7 +806,10 @@ class MORES(_MultiOutput):
     n_outputs : int
         Number of outputs m.
     C : float, default 1.0
-        Weight of the discounted Mahalanobis loss against the change of W.
+        Weight of the discounted Mahalanobis loss against the change of W,
+        at most ``MAX_C`` = 1e8 (beyond it the W-step's I + C s M loses
+        the identity's digits: float32 samples of size 1e3 are refused from
+        C = 1e10 on, most of them at 1e12).
     decay : float, default 0.99
         The paper's forgetting factor mu in [0, 1]: sample i weighs
         mu^(t - i) at time t. 0 keeps the current sample only (0^0 := 1), 1
@@ -759,7 +871,7 @@ class MORES(_MultiOutput):
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         self._init_outputs(n_outputs, fit_intercept)
-        self.C = check_float("C", C, 0.0, None, low_open=True)
+        self.C = check_float("C", C, 0.0, MAX_C, low_open=True)
         self.decay = check_float("decay", decay, 0.0, 1.0)
         self.gamma = check_float("gamma", gamma, 0.0, None)
         self.tau = check_float("tau", tau, 0.0, None, low_open=True)
@@ -787,6 +899,7 @@ class MORES(_MultiOutput):
             work_Dm=np.zeros((3, D, m), dtype=dt),
             work_mm=np.zeros((7, m, m), dtype=dt),
             work_m=np.zeros((2, m), dtype=dt),
+            work_undo=np.zeros(D * D + D * m + 5 * m * m, dtype=dt),
         )
 
     def _bind_state(self) -> None:
@@ -794,7 +907,8 @@ class MORES(_MultiOutput):
         self._args = (
             s.W, s.Omega, s.Omega_inv, s.S, s.S_inv, s.M, s.N, s.Q,
             s.counts, self.C, self.decay, self.gamma, self.tau, self._tol,
-            s.work_x, s.work_DD, s.work_D, s.work_Dm, s.work_mm, s.work_m, self._skip,
+            s.work_x, s.work_DD, s.work_D, s.work_Dm, s.work_mm, s.work_m, s.work_undo,
+            self._skip,
         )
 
     @property
