@@ -74,7 +74,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
-from ._jit import compiled, entry_point, kernel
+from ._jit import entry_point, inline_kernel, kernel
 from ._validate import (
     as_row,
     as_scalar,
@@ -97,12 +97,13 @@ _GAIN_BY_SQRT_FROM = _INLINE_D + 1
 #: variance remedy of plain exponential forgetting; 10 chosen by measurement,
 #: docs/design/dfop.md. Inactive while P_ii <= MAX_VARIANCE * p0.
 MAX_VARIANCE = 10.0
+#: Largest prior variance accepted (issue 15; measured: p0 = 1e10 with inputs
+#: of norm 2e3 had 16% of samples refused as making P indefinite, 1e8 none).
+MAX_P0 = 1e8
 #: float32's P holds only while its condition number stays below ~1e7
 #: (p0 ||x||^2 is what a sample adds to it from the prior).
 _FLOAT32_CONDITION = 1e7
 _ndarray = np.ndarray
-#: ``kernel``, inlined into its callers (scalar helpers on the per-step path).
-inline_kernel = compiled(inline="always")
 
 
 class DFOPState(NamedTuple):
@@ -195,38 +196,18 @@ def _clamp_variance(P, max_variance, scale):
             Pi[j] = Pi[j] * (si * scale[j])
 
 
-@kernel
-def _repaired_den(x, y, yhat, lam, den, P, Px, p0):
-    """When the state, not the sample, makes the update invalid: P <- p0 I, new denominator.
+#: How far below zero an updated diagonal P_ii - Px_i^2 c may come, relative
+#: to P_ii, and still count as rounding (any dtype, any d edgereg supports:
+#: float32 at d = 200 rounds at about d eps = 2.4e-5). Beyond it the sample
+#: would make P indefinite (issue 15).
+_DIAGONAL_SLACK = 2.0**-10
 
-    A finite sample with a finite prediction whose denominator
-    lambda + x^T P x is finite but not positive can only come from P having
-    lost positive definiteness in rounding (issue 19: the update on valid
-    data must not stop). The repair is the prior: P <- p0 I (w kept), then
-    Px and the denominator again. Any other invalid case (NaN or inf in the
-    sample, an overflowing x^T P x) is the sample's fault: the old
-    denominator is returned and nothing is written.
-    """
-    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den <= 0.0):
-        return den
-    d = x.shape[0]
-    nn = 0.0
-    for j in range(d):
-        nn += x[j] * x[j]
-    if P.itemsize == 4 and p0 * nn > _FLOAT32_CONDITION:
-        # Even the prior cannot hold this x in float32 (P's condition number
-        # would pass float32's precision again): the sample is at fault.
-        return den
-    for i in range(d):
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = 0.0
-        Pi[i] = p0
-    _symv(P, x, Px)
-    xPx = 0.0
-    for j in range(d):
-        xPx += x[j] * Px[j]
-    return lam + xPx
+#: What :func:`_admit` found: the update may be applied; the sample is
+#: invalid; the state is at fault (P lost positive definiteness in rounding)
+#: and the update may be applied from the prior P = p0 I.
+_APPLY = 0
+_REFUSE = 1
+_FROM_PRIOR = 2
 
 
 @inline_kernel
@@ -251,9 +232,74 @@ def _update_fits(big, wbig, c, g, small, narrow):
     return np.isfinite(g) and np.isfinite(term) and wnew < limit and np.isfinite(wnew)
 
 
+@inline_kernel
+def _admit(y, yhat, den, big, wbig, P, Px, small, narrow):
+    """Whether the step may apply its update, decided before anything is written.
+
+    The sample is invalid (``_REFUSE``) when x, y or the prediction is not
+    finite, when the update would overflow (:func:`_update_fits`), or when
+    it would take a diagonal entry of P below zero beyond rounding:
+    P_ii - Px_i^2 c < -slack P_ii, whereas Cauchy-Schwarz gives
+    Px_i^2 <= P_ii x^T P x < P_ii / c for a semi-definite P (x = 5e152 on
+    a coordinate whose variance is down to rounding, issue 15). The state
+    is at fault (``_FROM_PRIOR``) when a finite sample meets a denominator
+    or a diagonal entry that is not positive: P lost positive definiteness
+    in rounding, and the update is then made from the prior (issue 19: the
+    update on valid data must not stop). The diagonal pass costs d
+    multiply-adds against the step's d^2.
+    """
+    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
+        return _REFUSE
+    if not den > 0.0:
+        return _FROM_PRIOR
+    c = 1.0 / den
+    if not _update_fits(big, wbig, c, (y - yhat) * c, small, narrow):
+        return _REFUSE
+    verdict = _APPLY
+    for i in range(Px.shape[0]):
+        pii = np.float64(P[i, i])
+        if not pii > 0.0:
+            verdict = _FROM_PRIOR
+        elif pii - (Px[i] * Px[i]) * c < -_DIAGONAL_SLACK * pii:
+            return _REFUSE
+    return verdict
+
+
+@kernel
+def _prior_den(x, lam, P, Px, p0):
+    """The denominator from the prior P = p0 I, with Px <- p0 x; nothing else written.
+
+    NaN when even the prior cannot take x: in float32 when p0 ||x||^2
+    passes float32's precision (P's condition number would be beyond it
+    again).
+    """
+    d = x.shape[0]
+    nn = 0.0
+    for j in range(d):
+        nn += x[j] * x[j]
+    if P.itemsize == 4 and p0 * nn > _FLOAT32_CONDITION:
+        return np.nan
+    xPx = 0.0
+    for j in range(d):
+        Px[j] = p0 * np.float64(x[j])  # what _symv gives for P = p0 I, bit for bit
+        xPx += x[j] * Px[j]
+    return lam + xPx
+
+
+@kernel
+def _set_prior(P, p0):
+    """P <- p0 I."""
+    d = P.shape[0]
+    for i in range(d):
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = 0.0
+        Pi[i] = p0
+
+
 @kernel
 def _max_abs(v):
-    """max |v_i| (after a repair changed Px; the common path gathers it in its pass)."""
+    """max |v_i| (of the prior's Px; the common path gathers it in its pass)."""
     big = 0.0
     for j in range(v.shape[0]):
         a = abs(np.float64(v[j]))
@@ -262,15 +308,40 @@ def _max_abs(v):
 
 
 @kernel
+def _checked_den(x, y, yhat, lam, den, big, wbig, P, Px, p0, small):
+    """The step's denominator once :func:`_admit` has judged it; NaN: the sample is invalid.
+
+    On ``_FROM_PRIOR``: the prior's denominator with Px <- p0 x, and
+    P <- p0 I only once the sample is known to be valid from there (a
+    refused sample leaves the learnt state exactly as it was).
+    """
+    narrow = P.itemsize == 4
+    verdict = _admit(y, yhat, den, big, wbig, P, Px, small, narrow)
+    if verdict == _APPLY:
+        return den
+    if verdict == _REFUSE:
+        return np.nan
+    den = _prior_den(x, lam, P, Px, p0)
+    if not (np.isfinite(den) and den > 0.0):
+        return np.nan
+    c = 1.0 / den
+    if not _update_fits(_max_abs(Px), wbig, c, (y - yhat) * c, small, narrow):
+        return np.nan
+    _set_prior(P, p0)
+    return den
+
+
+@kernel
 def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
-    the update, and OK, or INVALID when x, y or the update is not finite (the
-    state is then untouched). ``Px`` is scratch. ``max_variance`` caps the
-    diagonal of P by a congruence (``np.inf``: off; DFOP bounds P with
-    ``_refresh_prior`` instead). A P that lost positive definiteness is
-    reset to the prior p0 I (``_repaired_den``). Shared by the models built on DFOP.
+    the update, and OK, or INVALID when x, y or the update is not finite or
+    would make P indefinite (the state is then untouched, :func:`_admit`).
+    ``Px`` is scratch. ``max_variance`` caps the diagonal of P by a
+    congruence (``np.inf``: off; DFOP bounds P with ``_refresh_prior``
+    instead). A P that lost positive definiteness in rounding is reset to
+    the prior p0 I (:func:`_checked_den`). Shared by the models built on DFOP.
     """
     d = x.shape[0]
     _symv(P, x, Px)
@@ -286,16 +357,11 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
         big = a if a > big else big
         b = abs(wj)
         wbig = b if b > wbig else wbig
-    den = lam + xPx
-    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
-        den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)
-        if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
-            return yhat, INVALID
-        big = _max_abs(Px)
+    den = _checked_den(x, y, yhat, lam, lam + xPx, big, wbig, P, Px, p0, d < _GAIN_BY_SQRT_FROM)
+    if not den > 0.0:  # NaN: invalid
+        return yhat, INVALID
     c = 1.0 / den
     g = (y - yhat) * c
-    if not _update_fits(big, wbig, c, g, d < _GAIN_BY_SQRT_FROM, w.itemsize == 4):
-        return yhat, INVALID
     invlam = 1.0 / lam
     worst = 0.0
     if d < _GAIN_BY_SQRT_FROM:
@@ -524,11 +590,9 @@ def _dfop_learn_many(
             b = abs(wj)
             wbig = b if b > wbig else wbig
         out[t] = yhat
-        den = lam + xPx
-        if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
-            den = _repaired_den(x, y, yhat, lam, den, P, Px, p0)  # learn_one's repair
-            big = _max_abs(Px)
-        if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0):
+        small = d < _GAIN_BY_SQRT_FROM
+        den = _checked_den(x, y, yhat, lam, lam + xPx, big, wbig, P, Px, p0, small)
+        if not den > 0.0:  # learn_one's test: NaN when invalid
             fresh = False
             if skip:
                 counts[1] += 1
@@ -536,13 +600,6 @@ def _dfop_learn_many(
             return t
         c = 1.0 / den
         g = (y - yhat) * c
-        small = d < _GAIN_BY_SQRT_FROM
-        if not _update_fits(big, wbig, c, g, small, w.itemsize == 4):  # learn_one's test
-            fresh = False
-            if skip:
-                counts[1] += 1
-                continue
-            return t
         if small:
             for j in range(d):
                 w[j] += Px[j] * g
@@ -688,7 +745,9 @@ class DFOP(OnlineModel):
         :meth:`decision_function` gives the raw score.
     p0 : float, default 100.0
         Prior P0 = p0 I: the initial variance of every weight (large = weak
-        prior; 1e2..1e3 suits standardised inputs).
+        prior; 1e2..1e3 suits standardised inputs). At most ``MAX_P0`` = 1e8:
+        beyond it p0 ||x||^2 passes 1 / eps of float64 for inputs of a few
+        thousand, and updates lose P's positive definiteness (refused).
     keep_prior : bool, default True
         Give back to the prior the weight the discount takes from it (module
         docstring), which bounds P at every forgetting: P <= p0 (1 - l^T) /
@@ -750,7 +809,7 @@ class DFOP(OnlineModel):
             raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
         self.task = task
         self._classify = task == "classification"
-        self.p0 = check_float("p0", p0, 0.0, None, low_open=True)
+        self.p0 = check_float("p0", p0, 0.0, MAX_P0, low_open=True)
         if not isinstance(keep_prior, (bool, np.bool_)):
             raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
         self.keep_prior = bool(keep_prior)
