@@ -7,11 +7,9 @@ buffer, a random double), its dtype or shape, removes or adds a field, or
 damages the archive's bytes (a flipped byte, a truncation, a zeroed region).
 Loading must raise ``StateFileError``, or give a model whose learning and
 prediction run (a ``ValueError`` for a sample its state cannot take is a
-run: the state is then unchanged). Not asserted yet: that the learnt state
-then stays finite. It does not for every model: a MORES state with a finite
-but huge entry (1e22 in M) loads and learning makes it non-finite; that
-needs the guarded updates of issue 15 item 1, not done yet. A crash inside a
-kernel would kill the process: CI runs this file under
+run: the state is then unchanged) and whose learnt state stays finite (a
+MORES state with 1e22 in M used to load and turn non-finite at the next
+sample; every update is now guarded). A crash inside a kernel would kill the process: CI runs this file under
 ``python -X faulthandler`` in a stage of its own, with
 ``EDGEREG_HOSTILE=ci`` (2,000 examples per model); a developer's run takes 40.
 """
@@ -132,6 +130,9 @@ def test_a_mutated_state_file_is_refused_or_usable(saved, tmp_path, data):
     preds = model.predict_many(X)
     expected = X.shape[:2] if isinstance(model, Fleet) else (X.shape[0],)
     assert preds.shape[: len(expected)] == expected
+    for field, a in model.state._asdict().items():
+        if not field.startswith("work") and a.dtype.kind == "f":
+            assert np.all(np.isfinite(a)), f"{kind}: learnt field {field!r} became non-finite"
 
 
 def test_a_zip_that_is_not_npz_and_an_empty_file_are_state_file_errors(tmp_path):
