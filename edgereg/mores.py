@@ -837,8 +837,8 @@ class MORES(_MultiOutput):
 
     Notes
     -----
-    Fixed memory, with D = d + fit_intercept: 2 D^2 + 5 D m + 12 m^2 + 5 D + 2 m
-    values of ``dtype`` plus 16 bytes (d = 21, m = 7, float64: 19.6 KB).
+    Fixed memory, with D = d + fit_intercept: 3 D^2 + 6 D m + 17 m^2 + 5 D + 2 m
+    values of ``dtype`` plus 16 bytes (d = 21, m = 7, float64: 26.7 KB).
     Cost per sample O(D^3 + D^2 m + m^3): one Householder tridiagonalisation
     of M_t (about D^3 multiply-adds), its reflectors applied twice to a D x m
     matrix (2 D^2 m), and two m x m Jacobi eigenproblems.
