@@ -196,11 +196,18 @@ def _clamp_variance(P, max_variance, scale):
             Pi[j] = Pi[j] * (si * scale[j])
 
 
-#: How far below zero an updated diagonal P_ii - Px_i^2 c may come, relative
-#: to P_ii, and still count as rounding (any dtype, any d edgereg supports:
-#: float32 at d = 200 rounds at about d eps = 2.4e-5). Beyond it the sample
-#: would make P indefinite (issue 15).
-_DIAGONAL_SLACK = 2.0**-10
+#: How far below zero an updated diagonal P_ii - Px_i^2 c may come and still
+#: count as rounding: ``_diagonal_slack(d, narrow)`` P_ii, 8 d eps of the
+#: stored dtype (the d-term sum Px_i and the subtraction each round at a few
+#: eps). Beyond it the sample would make P indefinite (issue 15).
+_EPS64 = 2.0**-52
+_EPS32 = 2.0**-23
+
+
+@inline_kernel
+def _diagonal_slack(d, narrow):
+    return 8.0 * d * (_EPS32 if narrow else _EPS64)
+
 
 #: What :func:`_admit` found: the update may be applied; the sample is
 #: invalid; the state is at fault (P lost positive definiteness in rounding)
@@ -239,7 +246,7 @@ def _admit(y, yhat, den, big, wbig, P, Px, small, narrow):
     The sample is invalid (``_REFUSE``) when x, y or the prediction is not
     finite, when the update would overflow (:func:`_update_fits`), or when
     it would take a diagonal entry of P below zero beyond rounding:
-    P_ii - Px_i^2 c < -slack P_ii, whereas Cauchy-Schwarz gives
+    P_ii - Px_i^2 c < -8 d eps P_ii, whereas Cauchy-Schwarz gives
     Px_i^2 <= P_ii x^T P x < P_ii / c for a semi-definite P (x = 5e152 on
     a coordinate whose variance is down to rounding, issue 15). The state
     is at fault (``_FROM_PRIOR``) when a finite sample meets a denominator
@@ -256,11 +263,12 @@ def _admit(y, yhat, den, big, wbig, P, Px, small, narrow):
     if not _update_fits(big, wbig, c, (y - yhat) * c, small, narrow):
         return _REFUSE
     verdict = _APPLY
+    slack = _diagonal_slack(Px.shape[0], narrow)
     for i in range(Px.shape[0]):
         pii = np.float64(P[i, i])
         if not pii > 0.0:
             verdict = _FROM_PRIOR
-        elif pii - (Px[i] * Px[i]) * c < -_DIAGONAL_SLACK * pii:
+        elif pii - (Px[i] * Px[i]) * c < -slack * pii:
             return _REFUSE
     return verdict
 

@@ -124,7 +124,15 @@ from . import dfop as _dfop_module
 from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import inline_kernel, kernel, recompile_with
 from ._validate import check_float, check_int
-from .dfop import _dfop_predict_many, _dfop_predict_one, _symv
+from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
+    _EPS32,
+    _EPS64,
+    _dfop_predict_many,
+    _dfop_predict_one,
+    _diagonal_slack,
+    _symv,
+    _update_fits,
+)
 
 __all__ = ["SelectiveSampler", "SelectiveState"]
 
@@ -193,9 +201,6 @@ _N_CACHE = 8
 # the machine epsilon of the dtype (for ``_refit``'s margin).
 _S_MU, _S_HI, _S_C, _S_TC, _S_DELTA, _S_EPS = range(6)
 _N_SCREEN = 8
-#: Machine epsilons of float64 and float32 (``_prepare``'s rounding down).
-_EPS64 = 2.0**-52
-_EPS32 = 2.0**-23
 #: Below this epoch round the threshold t^-kappa is always computed exactly.
 _BRACKET_FROM = 64
 #: Relative margin of the bracket's bounds. States saved before the bounds
@@ -610,6 +615,38 @@ def _gain(y, f, rp):
     return (y - f) * c, math.sqrt(c)
 
 
+@inline_kernel
+def _learnable(y, f, rp, w, P, Px):
+    """Whether ``_update`` may learn (x, y): decided before anything is written (issue 15).
+
+    With A^-1 <= I and normalised inputs the update is always finite; a raw
+    input of 4.3e9 followed by 1e150, or a state loaded with an entry at
+    its bound, is not. Refused: 1 + r' not positive, an update that would
+    overflow in the stored dtype (DFOP's ``_update_fits``: max |u_i|^2 in
+    A^-1, max |w_i| + max |Px_i| |gain| in w), or an updated diagonal entry
+    P_ii - Px_i^2 / (1 + r') below -8 d eps (A^-1's scale is 1). d
+    multiply-adds per labelled round.
+    """
+    den = 1.0 + rp
+    if not den > 0.0:
+        return False
+    c = 1.0 / den
+    big = 0.0
+    wbig = 0.0
+    for j in range(Px.shape[0]):
+        a = abs(Px[j])
+        big = a if a > big else big
+        b = abs(np.float64(w[j]))
+        wbig = b if b > wbig else wbig
+    if not _update_fits(big, wbig, c, (y - f) * c, False, P.itemsize == 4):
+        return False
+    slack = _diagonal_slack(Px.shape[0], P.itemsize == 4)
+    for i in range(Px.shape[0]):
+        if np.float64(P[i, i]) - (Px[i] * Px[i]) * c < -slack:
+            return False
+    return True
+
+
 @kernel
 def _update(y, f, rp, w, P, Px):
     """Learn (x, y) given Px = A^-1 x, f = w^T x, r' = x^T Px (Sherman-Morrison, lambda = 1).
@@ -858,10 +895,12 @@ def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
 
     ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
     BBQ_LABEL (y is learnt by the estimator and goes to the window).
-    Returns the status: INVALID (a queried label that is not finite) before
-    anything is written.
+    Returns the status: INVALID (a queried label that is not finite, or one
+    whose update ``_learnable`` refuses) before anything is written.
     """
     if ask != NO_LABEL and not np.isfinite(y):
+        return INVALID
+    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
         return INVALID
     t = counts[_T] + 1
     if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
@@ -1006,7 +1045,8 @@ def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_e
                 ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
-                if ask == NO_LABEL or np.isfinite(y):
+                if (ask == NO_LABEL or np.isfinite(y)) and (
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
                     status = OK
                     if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
                         rp = _restart(switches, counts, w, P, xn, Px)
@@ -1200,7 +1240,7 @@ class SelectiveSampler(OnlineModel):
         return _allocate(self.n_features, self.window_max, self.dtype)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
-        """The window ring's head and size index its buffers; A^-1 is exactly symmetric."""
+        """The window ring's head and size index its buffers; A^-1 is exactly symmetric, <= I."""
         counts = state.counts  # type: ignore[attr-defined]
         faults = super()._state_faults(state)
         if np.any(counts < 0):
@@ -1210,6 +1250,20 @@ class SelectiveSampler(OnlineModel):
         faults += index_faults("counts", int(counts[_SIZE]), 0, self.window_max,
                                "the window's size")
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
+        # A = I + sum x x^T >= I, so A^-1 has its eigenvalues in (0, 1]: its
+        # diagonal in [0, 1] up to rounding (an input of 4e9 leaves 1e-19,
+        # stored as 0 or -eps) and every entry within [-1, 1]; likewise the
+        # demo factor V (V V^T = A_L^-1 <= I). A P_00 of -1 would let
+        # 1 + x^T A^-1 x reach zero in a kernel.
+        bound = 1.0 + 1e-6
+        P = np.asarray(state.P, dtype=np.float64)  # type: ignore[attr-defined]
+        diag = np.diagonal(P)
+        if not (np.all(diag >= -1e-6) and np.all(np.abs(P) <= bound)):
+            faults.append(("P", "is not the inverse of a matrix >= I (an entry outside "
+                                "[-1, 1] or a negative diagonal entry)"))
+        V = np.asarray(state.demo_factor, dtype=np.float64)  # type: ignore[attr-defined]
+        if not np.all(np.abs(V) <= bound):
+            faults.append(("demo_factor", "holds an entry outside [-1, 1]"))
         return faults
 
     def _bind_state(self) -> None:
