@@ -9,7 +9,8 @@ Loading must raise ``StateFileError``, or give a model whose learning and
 prediction run (a ``ValueError`` for a sample its state cannot take is a
 run: the state is then unchanged) and whose learnt state stays finite (a
 MORES state with 1e22 in M used to load and turn non-finite at the next
-sample; every update is now guarded). A crash inside a kernel would kill the process: CI runs this file under
+sample; every update is now guarded). A crash inside a kernel would kill
+the process: CI runs this file under
 ``python -X faulthandler`` in a stage of its own, with
 ``EDGEREG_HOSTILE=ci`` (2,000 examples per model); a developer's run takes 40.
 """

@@ -34,7 +34,24 @@ from hypothesis import strategies as st
 import edgereg
 from edgereg import Fleet
 
-EXAMPLES = 2000 if os.environ.get("EDGEREG_HOSTILE") == "ci" else int(os.environ.get("EDGEREG_EXAMPLES", 30))
+EXAMPLES = (2000 if os.environ.get("EDGEREG_HOSTILE") == "ci"
+            else int(os.environ.get("EDGEREG_EXAMPLES", 30)))
+#: With EDGEREG_HOSTILE_STATS=folder, each worker writes there what it tried:
+#: per case, samples learnt one at a time, refused (state checked unchanged),
+#: accepted (state checked finite), save/load round trips.
+STATS_DIR = os.environ.get("EDGEREG_HOSTILE_STATS")
+_STATS: dict[str, list[int]] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_stats():
+    yield
+    if STATS_DIR and _STATS:
+        import json
+
+        path = os.path.join(STATS_DIR, f"values-{os.getpid()}.json")
+        with open(path, "w") as fh:
+            json.dump(_STATS, fh)
 
 
 def _cases():
@@ -168,12 +185,16 @@ def test_extreme_finite_values_are_learnt_or_refused_never_fatal(name, cls, para
     model = _warm(cls, params)
     X, Y = data.draw(blocks(_FleetView(model) if isinstance(model, Fleet) else model))
     scale = _p_scale(model)
+    stats = _STATS.setdefault(name, [0, 0, 0, 0])  # tried, refused, accepted, saved
     for t in range(X.shape[0]):
         before = _learnt(model)
         scale = max(scale, _p_scale(model))
+        stats[0] += 1
         try:
             _learn_one(model, X[t], row(Y, t))
+            stats[2] += 1
         except ValueError as exc:
+            stats[1] += 1
             after = _learnt(model)
             # A Fleet's members are separate models: those that refused are unchanged.
             members = np.flatnonzero(exc.rows >= 0) if isinstance(model, Fleet) else Ellipsis
@@ -192,6 +213,7 @@ def test_extreme_finite_values_are_learnt_or_refused_never_fatal(name, cls, para
     path = tmp_path_factory.mktemp("state") / "model.npz"
     model.save(path)
     again = edgereg.load(path)
+    stats[3] += 1
     for k, a in _learnt(model).items():
         np.testing.assert_array_equal(a, _learnt(again)[k], err_msg=f"save/load of {k!r}")
 
@@ -212,7 +234,7 @@ def _float_hyper_parameters():
     skip = {"n_features", "n_outputs", "seed", "budget", "n_components", "window0",
             "window_max", "rebuild_every", "degree"}
     seen, out = set(), []
-    for name, cls, params in model_cases():
+    for _, cls, params in model_cases():
         for pname, p in _inspect.signature(cls.__init__).parameters.items():
             default = p.default
             if (isinstance(default, bool) or not isinstance(default, (int, float))
