@@ -157,8 +157,9 @@ def label_to_sign(y: Any, what: str = "y") -> float:
     """Map a binary label to -1.0 or +1.0: +1 stays +1; 0 and -1 become -1.
 
     Anything else (2, 0.5, NaN) is an error: a classifier must not guess what
-    an unknown label means.
+    an unknown label means; a y that is not one number is a ``TypeError``.
     """
+    y = as_scalar(y, what)
     if y == 1:
         return 1.0
     if y == 0 or y == -1:

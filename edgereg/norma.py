@@ -721,7 +721,10 @@ class NORMAClassifier(_NORMA):
         ValueError
             On NaN/inf in x or a label outside {-1, 0, +1} (``on_invalid="raise"``);
             the state is then exactly as before the call.
+        TypeError
+            If y is not one real number (an array of labels, a string).
         """
+        y = as_scalar(y)
         if y == 1:
             yv = 1.0
         elif y == 0 or y == -1:

@@ -83,3 +83,20 @@ def test_messages_name_the_true_cause():
         assert "float32" not in str(info.value)
     with pytest.raises(ValueError, match="beyond float32's range"):
         DFOP(3, dtype="float32").learn_one(np.array([1e39, 0.0, 0.0]), 1.0)
+
+
+def test_an_array_where_one_target_is_expected_is_a_type_error_naming_y():
+    """NORMAClassifier answered numpy's 'truth value of an array is ambiguous'."""
+    from edgereg import RLS, NORMAClassifier, NORMANovelty, NORMARegressor, SelectiveSampler
+
+    models = [DFOP(3), DFOP(3, task="classification"), RLS(3), SparseDFOP(6, 3),
+              SparseDFOP(6, 3, task="classification"), NORMARegressor(3), NORMAClassifier(3),
+              SelectiveSampler(3)]
+    for model in models:
+        before = {k: a.copy() for k, a in model.state._asdict().items() if not k.startswith("work")}
+        with pytest.raises((TypeError, ValueError), match=r"y") as info:
+            model.learn_one(np.ones(model.n_features), np.array([1.0, 2.0]))
+        assert "ambiguous" not in str(info.value), type(model).__name__
+        for k, a in before.items():
+            np.testing.assert_array_equal(a, getattr(model.state, k))
+    assert NORMANovelty(3).learn_one(np.ones(3)) is not None
