@@ -211,10 +211,12 @@ def _diagonal_slack(d, narrow):
 
 #: What :func:`_admit` found: the update may be applied; the sample is
 #: invalid; the state is at fault (P lost positive definiteness in rounding)
-#: and the update may be applied from the prior P = p0 I.
+#: and the update may be applied from the prior P = p0 I; the diagonal of
+#: the update must be checked first.
 _APPLY = 0
 _REFUSE = 1
 _FROM_PRIOR = 2
+_CHECK_DIAGONAL = 3
 
 
 @inline_kernel
@@ -240,37 +242,53 @@ def _update_fits(big, wbig, c, g, small, narrow):
 
 
 @inline_kernel
-def _admit(y, yhat, den, big, wbig, P, Px, small, narrow):
+def _admit(y, yhat, den, c, g, lam, big, wbig, small, narrow):
     """Whether the step may apply its update, decided before anything is written.
 
-    The sample is invalid (``_REFUSE``) when x, y or the prediction is not
-    finite, when the update would overflow (:func:`_update_fits`), or when
-    it would take a diagonal entry of P below zero beyond rounding:
-    P_ii - Px_i^2 c < -8 d eps P_ii, whereas Cauchy-Schwarz gives
-    Px_i^2 <= P_ii x^T P x < P_ii / c for a semi-definite P (x = 5e152 on
-    a coordinate whose variance is down to rounding, issue 15). The state
-    is at fault (``_FROM_PRIOR``) when a finite sample meets a denominator
-    or a diagonal entry that is not positive: P lost positive definiteness
-    in rounding, and the update is then made from the prior (issue 19: the
-    update on valid data must not stop). The diagonal pass costs d
-    multiply-adds against the step's d^2.
+    Scalars only, c = 1 / den and g = (y - yhat) c formed once by the
+    caller (free on the common path). The sample is invalid
+    (``_REFUSE``) when x, y or the prediction is not finite, or when the
+    update would overflow (:func:`_update_fits`). The state is at fault
+    (``_FROM_PRIOR``) when a finite sample meets a denominator that is not
+    positive: P lost positive definiteness in rounding, and the update is
+    made from the prior (issue 19: the update on valid data must not stop).
+    ``_CHECK_DIAGONAL`` when the denominator passes lambda / (2^10 eps):
+    then the update removes all but a sliver of the variance along x, and
+    cancellation can take a diagonal entry of P below zero
+    (:func:`_diagonal_verdict` decides). Below it, Cauchy-Schwarz
+    (Px_i^2 <= P_ii x^T P x) keeps at least 2^10 eps P_ii of every diagonal
+    entry in exact arithmetic, well above the few d eps of rounding.
     """
     if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
         return _REFUSE
     if not den > 0.0:
         return _FROM_PRIOR
-    c = 1.0 / den
-    if not _update_fits(big, wbig, c, (y - yhat) * c, small, narrow):
+    if not _update_fits(big, wbig, c, g, small, narrow):
         return _REFUSE
-    verdict = _APPLY
-    slack = _diagonal_slack(Px.shape[0], narrow)
+    return _CHECK_DIAGONAL
+
+
+@inline_kernel
+def _diagonal_verdict(P, Px, c):
+    """``_admit``'s diagonal pass: refuse when P_ii - Px_i^2 c < -8 d eps P_ii.
+
+    For a semi-definite P, Cauchy-Schwarz gives Px_i^2 <= P_ii x^T P x <
+    P_ii / c, so the true value is never negative; beyond the slack the
+    sample would make P indefinite (x = 5e152 on a coordinate whose
+    variance is down to rounding, issue 15). A diagonal entry that is not
+    positive is the state's fault (``_FROM_PRIOR``). Integer or-reductions,
+    no early exit: the loop vectorises without reassociating any float sum.
+    """
+    slack = _diagonal_slack(Px.shape[0], P.itemsize == 4)
+    refuse = 0
+    fault = 0
     for i in range(Px.shape[0]):
         pii = np.float64(P[i, i])
-        if not pii > 0.0:
-            verdict = _FROM_PRIOR
-        elif pii - (Px[i] * Px[i]) * c < -slack * pii:
-            return _REFUSE
-    return verdict
+        refuse |= pii - (Px[i] * Px[i]) * c < -slack * pii
+        fault |= not pii > 0.0
+    if fault:
+        return _FROM_PRIOR
+    return _REFUSE if refuse else _APPLY
 
 
 @kernel
@@ -316,19 +334,21 @@ def _max_abs(v):
 
 
 @kernel
-def _checked_den(x, y, yhat, lam, den, big, wbig, P, Px, p0, small):
-    """The step's denominator once :func:`_admit` has judged it; NaN: the sample is invalid.
+def _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict):
+    """The denominator when ``_admit`` did not simply apply; NaN: the sample is invalid.
 
-    On ``_FROM_PRIOR``: the prior's denominator with Px <- p0 x, and
-    P <- p0 I only once the sample is known to be valid from there (a
-    refused sample leaves the learnt state exactly as it was).
+    ``_CHECK_DIAGONAL``: the diagonal pass decides. ``_FROM_PRIOR``: the
+    prior's denominator with Px <- p0 x, and P <- p0 I only once the
+    sample is known to be valid from there (a refused sample leaves the
+    learnt state exactly as it was).
     """
-    narrow = P.itemsize == 4
-    verdict = _admit(y, yhat, den, big, wbig, P, Px, small, narrow)
-    if verdict == _APPLY:
-        return den
+    if verdict == _CHECK_DIAGONAL:
+        verdict = _diagonal_verdict(P, Px, 1.0 / den)
+        if verdict == _APPLY:
+            return den
     if verdict == _REFUSE:
         return np.nan
+    narrow = P.itemsize == 4
     den = _prior_den(x, lam, P, Px, p0)
     if not (np.isfinite(den) and den > 0.0):
         return np.nan
@@ -349,7 +369,7 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     ``Px`` is scratch. ``max_variance`` caps the diagonal of P by a
     congruence (``np.inf``: off; DFOP bounds P with ``_refresh_prior``
     instead). A P that lost positive definiteness in rounding is reset to
-    the prior p0 I (:func:`_checked_den`). Shared by the models built on DFOP.
+    the prior p0 I (:func:`_rare_den`). Shared by the models built on DFOP.
     """
     d = x.shape[0]
     _symv(P, x, Px)
@@ -365,11 +385,19 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
         big = a if a > big else big
         b = abs(wj)
         wbig = b if b > wbig else wbig
-    den = _checked_den(x, y, yhat, lam, lam + xPx, big, wbig, P, Px, p0, d < _GAIN_BY_SQRT_FROM)
-    if not den > 0.0:  # NaN: invalid
-        return yhat, INVALID
+    small = d < _GAIN_BY_SQRT_FROM
+    den = lam + xPx
     c = 1.0 / den
     g = (y - yhat) * c
+    verdict = _admit(y, yhat, den, c, g, lam, big, wbig, small, w.itemsize == 4)
+    if verdict == _CHECK_DIAGONAL:
+        verdict = _diagonal_verdict(P, Px, c)
+    if verdict != _APPLY:
+        den = _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict)
+        if not den > 0.0:  # NaN: invalid
+            return yhat, INVALID
+        c = 1.0 / den
+        g = (y - yhat) * c
     invlam = 1.0 / lam
     worst = 0.0
     if d < _GAIN_BY_SQRT_FROM:
@@ -510,10 +538,14 @@ def _dfop_learn_one_packed(x, y, PW, F):
 
 @kernel
 def _downdate_pass(P, u, invlam, xn, acc):
-    """P <- (P - u u^T) * invlam and acc = P_new xn, in one pass over P (row by row)."""
+    """P <- (P - u u^T) * invlam and acc = P_new xn, in one pass over P (row by row).
+
+    Returns min diag(P_new) (the block kernel's shortcut of the diagonal check).
+    """
     d = u.shape[0]
     for j in range(d):
         acc[j] = 0.0
+    least = np.inf
     for i in range(d):
         ui = u[i]
         xi = np.float64(xn[i])
@@ -523,6 +555,9 @@ def _downdate_pass(P, u, invlam, xn, acc):
             # Re-read the stored value: in float32 it is the rounded one
             # _symv would see (keeps learn_one == learn_many).
             acc[j] += xi * Pi[j]
+        pii = np.float64(Pi[i])
+        least = pii if pii < least else least
+    return least
 
 
 @kernel
@@ -531,6 +566,7 @@ def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
     d = u.shape[0]
     for j in range(d):
         acc[j] = 0.0
+    least = np.inf
     for i in range(d):
         ui = u[i]
         vi = v[i]
@@ -540,6 +576,9 @@ def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
             Pi[j] = (Pi[j] - ui * u[j]) * invlam
             Pi[j] = Pi[j] - vi * v[j]
             acc[j] += xi * Pi[j]
+        pii = np.float64(Pi[i])
+        least = pii if pii < least else least
+    return least
 
 
 @kernel
@@ -548,6 +587,7 @@ def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
     d = px.shape[0]
     for j in range(d):
         acc[j] = 0.0
+    least = np.inf
     for i in range(d):
         pi = px[i]
         vi = v[i]
@@ -557,6 +597,9 @@ def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
             Pi[j] = (Pi[j] - (pi * px[j]) * c) * invlam
             Pi[j] = Pi[j] - vi * v[j]
             acc[j] += xi * Pi[j]
+        pii = np.float64(Pi[i])
+        least = pii if pii < least else least
+    return least
 
 
 @kernel
@@ -578,6 +621,9 @@ def _dfop_learn_many(
     n = X.shape[0]
     d = X.shape[1]
     fresh = False  # does Px already hold P @ X[t]?
+    # min diag(P) when the last pass gathered it (-1: unknown). Then
+    # max|Px_i|^2 c <= pmin proves the diagonal check without its pass.
+    pmin = -1.0
     for t in range(n):
         x = X[t]
         y = Y[t]
@@ -599,15 +645,23 @@ def _dfop_learn_many(
             wbig = b if b > wbig else wbig
         out[t] = yhat
         small = d < _GAIN_BY_SQRT_FROM
-        den = _checked_den(x, y, yhat, lam, lam + xPx, big, wbig, P, Px, p0, small)
-        if not den > 0.0:  # learn_one's test: NaN when invalid
-            fresh = False
-            if skip:
-                counts[1] += 1
-                continue
-            return t
+        den = lam + xPx
         c = 1.0 / den
         g = (y - yhat) * c
+        verdict = _admit(y, yhat, den, c, g, lam, big, wbig, small, w.itemsize == 4)
+        if verdict == _CHECK_DIAGONAL:
+            verdict = _APPLY if (big * big) * c <= pmin else _diagonal_verdict(P, Px, c)
+        if verdict != _APPLY:  # learn_one's test and repair
+            den = _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict)
+            if not den > 0.0:  # NaN: invalid
+                fresh = False
+                if skip:
+                    counts[1] += 1
+                    continue
+                return t
+            c = 1.0 / den
+            g = (y - yhat) * c
+            pmin = -1.0  # P may be the prior now
         if small:
             for j in range(d):
                 w[j] += Px[j] * g
@@ -628,12 +682,13 @@ def _dfop_learn_many(
         xn = X[t + 1] if t + 1 < n else x
         if k < 0:
             if d > _INLINE_D:
-                _downdate_pass(P, Px, invlam, xn, work)
+                pmin = _downdate_pass(P, Px, invlam, xn, work)
             else:
                 # The same pass inline: for small d the call costs more than
                 # the compiler's better code for the separate function wins.
                 for j in range(d):
                     work[j] = 0.0
+                pmin = np.inf
                 for i in range(d):
                     ui = Px[i]
                     xi = np.float64(xn[i])
@@ -641,6 +696,8 @@ def _dfop_learn_many(
                     for j in range(d):
                         Pi[j] = (Pi[j] - (ui * Px[j]) * c) * invlam
                         work[j] += xi * Pi[j]
+                    pii = np.float64(Pi[i])
+                    pmin = pii if pii < pmin else pmin
         else:
             # Row k of the updated P, then _refresh_prior's w and v, computed
             # before the pass with exactly its arithmetic.
@@ -666,9 +723,11 @@ def _dfop_learn_many(
             for j in range(d):
                 v[j] *= rs
             if small:
-                _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
+                pmin = _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
             else:
-                _downdate_refresh_pass(P, Px, invlam, v, xn, work)
+                pmin = _downdate_refresh_pass(P, Px, invlam, v, xn, work)
+            if width > 1:
+                pmin = -1.0
             # At high forgetting, the other coordinates of this refresh
             # (after the fused one, in learn_one's order and arithmetic).
             for i in range(1, width):
@@ -680,6 +739,7 @@ def _dfop_learn_many(
         fresh = width == 1  # P_new x_next is stale after a further refresh
         if not keep_prior and _capped(P, MAX_VARIANCE * p0, v):
             fresh = False  # the cap of the canonical update changed P: recompute P x
+            pmin = -1.0
     return -1
 
 
