@@ -250,23 +250,15 @@ def _mo_predict_many(X, intercept, W, out):
 
 # ---------------------------------------------------------------------- MORES
 @kernel
-def _keep(A, buf, at):
-    """buf[at : at + A.size] <- A (row by row); returns the next free index."""
+def _flat_copy(A, buf, at, into_buffer):
+    """buf[at : at + A.size] <- A row by row (``into_buffer``), or back; the next index."""
     for i in range(A.shape[0]):
         Ai = A[i]
         for j in range(A.shape[1]):
-            buf[at] = Ai[j]
-            at += 1
-    return at
-
-
-@kernel
-def _put_back(buf, at, A):
-    """A <- buf[at : at + A.size], the inverse of :func:`_keep`; returns the next index."""
-    for i in range(A.shape[0]):
-        Ai = A[i]
-        for j in range(A.shape[1]):
-            Ai[j] = buf[at]
+            if into_buffer:
+                buf[at] = Ai[j]
+            else:
+                Ai[j] = buf[at]
             at += 1
     return at
 
@@ -337,13 +329,9 @@ def _mores_step(
     ok, _ = _load_and_predict(xin, y, intercept, W, work_x, yhat)
     if not ok:
         return INVALID
-    at = _keep(M, undo, 0)
-    at = _keep(N, undo, at)
-    at = _keep(Q, undo, at)
-    at = _keep(S, undo, at)
-    at = _keep(S_inv, undo, at)
-    at = _keep(Om, undo, at)
-    _keep(Om_inv, undo, at)
+    at = 0
+    for A in (M, N, Q, S, S_inv, Om, Om_inv):
+        at = _flat_copy(A, undo, at, True)
     _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
                   work_x, y, work_DD, work_D, work_Dm, work_mm, work_m)
     if (_finite(W) and _finite(M) and _finite(N) and _finite(Q) and _finite(S)
@@ -353,13 +341,9 @@ def _mores_step(
     for k in range(W.shape[0]):
         for j in range(W.shape[1]):
             W[k, j] = W0[k, j]
-    at = _put_back(undo, 0, M)
-    at = _put_back(undo, at, N)
-    at = _put_back(undo, at, Q)
-    at = _put_back(undo, at, S)
-    at = _put_back(undo, at, S_inv)
-    at = _put_back(undo, at, Om)
-    _put_back(undo, at, Om_inv)
+    at = 0
+    for A in (M, N, Q, S, S_inv, Om, Om_inv):
+        at = _flat_copy(A, undo, at, False)
     return INVALID
 
 
