@@ -209,10 +209,10 @@ def _diagonal_slack(d, narrow):
     return 8.0 * d * (_EPS32 if narrow else _EPS64)
 
 
-#: What :func:`_admit` found: the update may be applied; the sample is
+#: What the step's checks found: the update may be applied; the sample is
 #: invalid; the state is at fault (P lost positive definiteness in rounding)
 #: and the update may be applied from the prior P = p0 I; the diagonal of
-#: the update must be checked first.
+#: the update must be checked first (:func:`_admit`).
 _APPLY = 0
 _REFUSE = 1
 _FROM_PRIOR = 2
@@ -242,22 +242,19 @@ def _update_fits(big, wbig, c, g, small, narrow):
 
 
 @inline_kernel
-def _admit(y, yhat, den, c, g, lam, big, wbig, small, narrow):
+def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
     """Whether the step may apply its update, decided before anything is written.
 
     Scalars only, c = 1 / den and g = (y - yhat) c formed once by the
-    caller (free on the common path). The sample is invalid
-    (``_REFUSE``) when x, y or the prediction is not finite, or when the
-    update would overflow (:func:`_update_fits`). The state is at fault
-    (``_FROM_PRIOR``) when a finite sample meets a denominator that is not
-    positive: P lost positive definiteness in rounding, and the update is
-    made from the prior (issue 19: the update on valid data must not stop).
-    ``_CHECK_DIAGONAL`` when the denominator passes lambda / (2^10 eps):
-    then the update removes all but a sliver of the variance along x, and
-    cancellation can take a diagonal entry of P below zero
-    (:func:`_diagonal_verdict` decides). Below it, Cauchy-Schwarz
-    (Px_i^2 <= P_ii x^T P x) keeps at least 2^10 eps P_ii of every diagonal
-    entry in exact arithmetic, well above the few d eps of rounding.
+    caller (free). The sample is invalid (``_REFUSE``) when x, y or the
+    prediction is not finite, or when the update would overflow
+    (:func:`_update_fits`). The state is at fault (``_FROM_PRIOR``) when a
+    finite sample meets a denominator that is not positive: P lost
+    positive definiteness in rounding, and the update is made from the
+    prior (issue 19: the update on valid data must not stop). Otherwise
+    (``_CHECK_DIAGONAL``) P's updated diagonal decides: the block kernel
+    proves it from the smallest diagonal entry its last pass saw, or runs
+    :func:`_diagonal_verdict` (docs/design/dfop.md).
     """
     if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
         return _REFUSE
@@ -334,18 +331,13 @@ def _max_abs(v):
 
 
 @kernel
-def _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict):
-    """The denominator when ``_admit`` did not simply apply; NaN: the sample is invalid.
+def _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict):
+    """The denominator when the checks did not let the update apply; NaN: invalid.
 
-    ``_CHECK_DIAGONAL``: the diagonal pass decides. ``_FROM_PRIOR``: the
-    prior's denominator with Px <- p0 x, and P <- p0 I only once the
-    sample is known to be valid from there (a refused sample leaves the
-    learnt state exactly as it was).
+    ``_REFUSE``: NaN. ``_FROM_PRIOR``: the prior's denominator with
+    Px <- p0 x, and P <- p0 I only once the sample is known to be valid
+    from there (a refused sample leaves the learnt state exactly as it was).
     """
-    if verdict == _CHECK_DIAGONAL:
-        verdict = _diagonal_verdict(P, Px, 1.0 / den)
-        if verdict == _APPLY:
-            return den
     if verdict == _REFUSE:
         return np.nan
     narrow = P.itemsize == 4
@@ -389,11 +381,11 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     den = lam + xPx
     c = 1.0 / den
     g = (y - yhat) * c
-    verdict = _admit(y, yhat, den, c, g, lam, big, wbig, small, w.itemsize == 4)
+    verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
     if verdict == _CHECK_DIAGONAL:
         verdict = _diagonal_verdict(P, Px, c)
     if verdict != _APPLY:
-        den = _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict)
+        den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
         if not den > 0.0:  # NaN: invalid
             return yhat, INVALID
         c = 1.0 / den
@@ -648,11 +640,11 @@ def _dfop_learn_many(
         den = lam + xPx
         c = 1.0 / den
         g = (y - yhat) * c
-        verdict = _admit(y, yhat, den, c, g, lam, big, wbig, small, w.itemsize == 4)
+        verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
         if verdict == _CHECK_DIAGONAL:
             verdict = _APPLY if (big * big) * c <= pmin else _diagonal_verdict(P, Px, c)
         if verdict != _APPLY:  # learn_one's test and repair
-            den = _rare_den(x, y, yhat, lam, den, wbig, P, Px, p0, small, verdict)
+            den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
             if not den > 0.0:  # NaN: invalid
                 fresh = False
                 if skip:
