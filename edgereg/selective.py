@@ -139,9 +139,6 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 OK = 0
 INVALID = 1
 
-#: ``kernel`` with ``inline="always"``: numba inlines the body into each
-#: caller (before typing, so constant arguments fold). For the block body
-
 #: Capacity of the record of switch steps (the most recent ones are kept; the
 #: total is counted without limit). Fixed memory: 64 int64.
 SWITCH_RECORD = 64
