@@ -32,6 +32,7 @@ import json
 import os
 import tempfile
 import zipfile
+from tokenize import TokenError
 from typing import Any, ClassVar, NamedTuple
 from zlib import error as zlib_error
 
@@ -390,10 +391,14 @@ def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, RuntimeError,
-            NotImplementedError, MemoryError, zlib_error) as exc:
+            NotImplementedError, MemoryError, zlib_error, SyntaxError, TypeError,
+            RecursionError, TokenError) as exc:
         # zipfile raises RuntimeError for a flag that reads "encrypted",
         # NotImplementedError for an unknown compression, zlib.error for a
-        # damaged deflate stream, MemoryError for a size field gone wild.
+        # damaged deflate stream, MemoryError for a size field gone wild;
+        # numpy parses an array's header with ast.literal_eval, then with
+        # tokenize for headers written by Python 2: a flipped byte there is a
+        # SyntaxError or a tokenize.TokenError (found by CI's hostile stage).
         raise StateFileError(
             f"{path!r} is not a readable {what} (truncated or foreign): {exc}"
         ) from exc
