@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 import edgereg
 from edgereg import Fleet
 
-EXAMPLES = (2000 if os.environ.get("EDGEREG_HOSTILE") in ("ci", "explore")
+EXAMPLES = (2000 if os.environ.get("EDGEREG_HOSTILE") == "ci"
             else int(os.environ.get("EDGEREG_EXAMPLES", 30)))
 #: With EDGEREG_HOSTILE_STATS=folder, each worker writes there what it tried:
 #: per case, samples learnt one at a time, refused (state checked unchanged),
