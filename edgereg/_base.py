@@ -39,6 +39,7 @@ from zlib import error as zlib_error
 import numpy as np
 
 from ._validate import (
+    INT_MAX,
     as_matrix,
     as_row,
     check_dtype,
@@ -221,6 +222,11 @@ class OnlineModel:
         their buffers, an exactly symmetric P, ...) to these common ones.
         """
         counts = state.counts  # type: ignore[attr-defined]
+        if np.any(counts > INT_MAX):
+            # A counter the kernels increment, or square (SelectiveSampler's
+            # integer square root of t), would wrap around int64: a learn
+            # call that never returns (found by the property test).
+            return [("counts", f"holds a count beyond {INT_MAX} (2^62 - 1)")]
         if counts.ndim == 1 and np.any(counts[:2] < 0):
             return [("counts", f"holds a negative sample count {counts[:2].tolist()}")]
         return []

@@ -63,3 +63,22 @@ def test_out_of_range_values_are_refused_with_the_field(tmp_path, name, field, i
     assert done.returncode == 0, f"crashed ({done.returncode}):\n{done.stderr[-3000:]}"
     assert done.stdout.startswith("StateFileError:"), done.stdout
     assert f"state field {field!r}" in done.stdout
+
+
+def test_a_count_near_the_int64_limit_is_refused(tmp_path):
+    """SelectiveSampler with t = 2^63 - 1 loaded, then learn_many never returned (isqrt wrapped)."""
+    import numpy as np
+
+    import edgereg
+    from edgereg import SelectiveSampler, StateFileError
+
+    model = SelectiveSampler(3)
+    model.learn_many(np.ones((4, 3)), np.array([1.0, -1.0, 1.0, -1.0]))
+    path = tmp_path / "sampler.npz"
+    model.save(path)
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["state.counts"][0] = np.iinfo(np.int64).max
+    np.savez(path, **arrays)
+    with pytest.raises(StateFileError, match="beyond"):
+        edgereg.load(path)
