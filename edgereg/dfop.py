@@ -53,8 +53,8 @@ Numerical care (the papers are silent; a sensor loop runs for months):
   P <= p0 (1 - lambda^T) / (T mu lambda^T) I with T that wait (about
   3.2 p0 at small mu, 55 p0 at mu = 0.9), docs/design/dfop.md.
   ``keep_prior=False`` is the canonical SPEC update, for reproduction; its P
-  winds up by construction, so its diagonal is capped at ``MAX_VARIANCE``
-  p0 by a congruence (inactive until then). A P that loses definiteness in
+  winds up by construction, so a coordinate whose variance passes
+  ``MAX_VARIANCE`` p0 is reset to the prior (inactive until then). A P that loses definiteness in
   rounding all the same is reset to the prior at the next sample.
 
 Kernels take plain arrays (cheaper to dispatch than the NamedTuple) and never
@@ -92,10 +92,11 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
-#: keep_prior=False: P's diagonal is capped at MAX_VARIANCE * p0 (a congruence
-#: D P D that keeps P exactly symmetric and positive definite), the bounded
-#: variance remedy of plain exponential forgetting; 10 chosen by measurement,
-#: docs/design/dfop.md. Inactive while P_ii <= MAX_VARIANCE * p0.
+#: keep_prior=False: a coordinate whose variance P_ii passes MAX_VARIANCE * p0
+#: is reset to the prior (``_reset_unexcited``: P_ii back to p0, w_i pulled
+#: towards 0), the remedy of plain exponential forgetting for P's windup and
+#: w's bursting; 10 chosen by measurement, docs/design/dfop.md. Inactive
+#: while P_ii <= MAX_VARIANCE * p0.
 MAX_VARIANCE = 10.0
 #: Largest prior variance accepted (issue 15; measured: p0 = 1e10 with inputs
 #: of norm 2e3 had 16% of samples refused as making P indefinite, 1e8 none).
@@ -180,20 +181,6 @@ def _symv(P, x, out):
         Pi = P[i]
         for j in range(d):
             out[j] += xi * Pi[j]
-
-
-@kernel
-def _clamp_variance(P, max_variance, scale):
-    """P <- D P D, D_ii = min(1, sqrt(max_variance / P_ii)); exact symmetry kept."""
-    d = P.shape[0]
-    for i in range(d):
-        pii = P[i, i]
-        scale[i] = math.sqrt(max_variance / pii) if pii > max_variance else 1.0
-    for i in range(d):
-        si = scale[i]
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = Pi[j] * (si * scale[j])
 
 
 #: How far below zero an updated diagonal P_ii - Px_i^2 c may come and still
@@ -358,10 +345,11 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
     the update, and OK, or INVALID when x, y or the update is not finite or
     would make P indefinite (the state is then untouched, :func:`_admit`).
-    ``Px`` is scratch. ``max_variance`` caps the diagonal of P by a
-    congruence (``np.inf``: off; DFOP bounds P with ``_refresh_prior``
-    instead). A P that lost positive definiteness in rounding is reset to
-    the prior p0 I (:func:`_rare_den`). Shared by the models built on DFOP.
+    ``Px`` is scratch. A coordinate whose P_ii passes ``max_variance`` is
+    reset to the prior (:func:`_reset_unexcited`; ``np.inf``: off, DFOP
+    bounds P with ``_refresh_prior`` instead). A P that lost positive
+    definiteness in rounding is reset to the prior p0 I (:func:`_rare_den`).
+    Shared by the models built on DFOP.
     """
     d = x.shape[0]
     _symv(P, x, Px)
@@ -415,25 +403,32 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
             if Pi[i] > worst:
                 worst = Pi[i]
     if worst > max_variance:
-        _clamp_variance(P, max_variance, Px)
+        _reset_unexcited(w, P, max_variance, p0, Px)
     return yhat, OK
 
 
 @kernel
-def _capped(P, cap, scratch):
-    """_dfop_step's diagonal cap after a block step: True when it changed P.
+def _reset_unexcited(w, P, cap, p0, v):
+    """keep_prior=False's remedy: a coordinate whose variance passed the cap returns to the prior.
 
-    The same test on the same values as ``_dfop_step`` (the largest P_ii
-    against the cap), an O(d) scan; a congruence when it is passed.
+    For each i, in order, with P_ii > cap (re-read after the resets before
+    it): the pseudo-sample (sqrt(rho) e_i, 0) with rho = 1/p0 - 1/P_ii, by
+    :func:`_refresh_prior`, so P_ii becomes p0 and w_i is pulled towards 0
+    in proportion. Information is added on coordinate i only, little
+    (rho < 1/p0) against what an excited direction holds, so the excited
+    directions are left nearly as they were while an unexcited one is reset
+    to the prior, weights included (a congruence D P D bounded P but left w
+    to burst at high forgetting: docs/design/dfop.md). Every other P_jj only
+    shrinks, so afterwards max P_jj <= cap. ``v`` is scratch. Returns
+    whether P changed.
     """
-    worst = 0.0
+    changed = False
     for i in range(P.shape[0]):
-        if P[i, i] > worst:
-            worst = P[i, i]
-    if worst > cap:
-        _clamp_variance(P, cap, scratch)
-        return True
-    return False
+        pii = np.float64(P[i, i])
+        if pii > cap:
+            _refresh_prior(i, 1.0 / p0 - 1.0 / pii, w, P, v)
+            changed = True
+    return changed
 
 
 @kernel
@@ -729,7 +724,7 @@ def _dfop_learn_many(
             forgotten[0] = 0.0
         Px, work = work, Px
         fresh = width == 1  # P_new x_next is stale after a further refresh
-        if not keep_prior and _capped(P, MAX_VARIANCE * p0, v):
+        if not keep_prior and _reset_unexcited(w, P, MAX_VARIANCE * p0, p0, v):
             fresh = False  # the cap of the canonical update changed P: recompute P x
             pmin = -1.0
     return -1
@@ -814,8 +809,9 @@ class DFOP(OnlineModel):
         (T mu l^T) I with l = 1 - mu and T <= about 2 / mu (3.2 p0 at small
         mu, 55 p0 at mu = 0.9; docs/design/dfop.md). False is the canonical
         update of SPEC section 1 (for reproduction), whose P winds up under
-        poor excitation: its diagonal is then capped at ``MAX_VARIANCE * p0``
-        (10 p0) by a congruence that keeps P symmetric positive definite.
+        poor excitation: a coordinate whose variance passes ``MAX_VARIANCE *
+        p0`` (10 p0) is then reset to the prior (P_ii back to p0, its weight
+        pulled towards 0), which keeps P bounded and w from bursting.
     dtype : {"float64", "float32"}
         Precision of the stored w and P (products are formed in float64 and
         rounded once). float32 halves the memory but holds P only while its

@@ -66,6 +66,35 @@ def dfop_closed_form(
     return W
 
 
+def dfop_canonical_with_reset(
+    X: np.ndarray, y: np.ndarray, mu: float, p0: float, cap: float
+) -> tuple[np.ndarray, int]:
+    """keep_prior=False in information form: R <- lambda R + x x^T, z <- lambda z + x y.
+
+    After each step, for i = 0..d-1 in order: if (R^-1)_ii > cap, coordinate
+    i is reset to the prior by the pseudo-observation "w_i = 0" with weight
+    rho = 1/p0 - 1/(R^-1)_ii (R_ii += rho, z unchanged), which brings
+    (R^-1)_ii back to p0. w = R^-1 z solved directly. Returns W of shape
+    (n, d), row t the solution after sample t, and the number of resets.
+    """
+    n, d = X.shape
+    lam = 1.0 - mu
+    R = np.eye(d) / p0
+    z = np.zeros(d)
+    W = np.empty((n, d))
+    resets = 0
+    for t in range(n):
+        R = lam * R + np.outer(X[t], X[t])
+        z = lam * z + X[t] * y[t]
+        for i in range(d):
+            variance = np.linalg.inv(R)[i, i]
+            if variance > cap:
+                R[i, i] += 1.0 / p0 - 1.0 / variance
+                resets += 1
+        W[t] = np.linalg.solve(R, z)
+    return W, resets
+
+
 def textbook_rls(
     X: np.ndarray, y: np.ndarray, lam: float, p0: float
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -68,3 +68,27 @@ def test_one_sample_paths_allocate_a_constant_per_call(name, cls, params):
     many = _allocs(calls(2, 200))
     assert many[0] == 200 * one[0], f"per-call allocations vary: {one} per call, {many} per 200"
     assert many[0] == many[1], f"learn_one leaks: {many}"
+
+
+def test_keep_prior_false_resets_allocate_nothing_per_step():
+    """DFOP's keep_prior=False remedy (a coordinate reset to the prior, the path
+    the contract cases above do not reach) at mu = 0.5 on inputs that leave
+    half the coordinates unexcited, so resets happen on most steps."""
+    import numpy as np
+
+    from edgereg import DFOP
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(10_000, 6))
+    X[:, 3:] = 0.0
+    y = X @ rng.normal(size=6)
+    model = DFOP(6, 0.5, keep_prior=False)
+    model.learn_many(X[:10], y[:10])  # compile
+    model.learn_one(X[10], y[10])
+    assert model.state.P.diagonal()[3:].max() <= 10.0 * model.p0  # the reset acts here
+    small = _allocs(lambda: model.learn_many(X[:10], y[:10]))
+    large = _allocs(lambda: model.learn_many(X, y))
+    assert small == large and large[0] == large[1], (small, large)
+    one = _allocs(lambda: model.learn_one(X[11], y[11]))
+    many = _allocs(lambda: [model.learn_one(X[t], y[t]) for t in range(12, 212)])
+    assert many[0] == 200 * one[0] and many[0] == many[1], (one, many)

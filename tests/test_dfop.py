@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import dfop_closed_form, textbook_rls
+from reference import dfop_canonical_with_reset, dfop_closed_form, textbook_rls
 
 from edgereg import DFOP, RLS
 from edgereg.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many, refresh_period
@@ -223,8 +223,8 @@ def test_float32_and_float64_agree_over_a_million_steps(long_stream):
 def test_canonical_update_is_capped_over_a_million_steps(long_stream):
     """keep_prior=False is plain exponential forgetting: its P winds up in the
     unexcited stretches (it overflowed on this stream before issue 19). The
-    diagonal cap MAX_VARIANCE * p0 keeps it bounded, exactly symmetric and
-    positive definite."""
+    reset of a coordinate whose variance passes MAX_VARIANCE * p0 keeps it
+    bounded, exactly symmetric and positive definite."""
     from edgereg.dfop import MAX_VARIANCE
 
     X, y = long_stream
@@ -243,6 +243,29 @@ def test_canonical_update_is_capped_over_a_million_steps(long_stream):
     # the mean (less accurately than keep_prior=True: docs/design/dfop.md).
     per_segment = ((pred - y) ** 2).reshape(10, -1)[:, 1000:].mean(axis=1)
     assert per_segment.max() < 0.1 * y.var(), (per_segment, y.var())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_reset_to_the_prior_equals_its_information_form(dtype):
+    """keep_prior=False at mu = 0.5 on inputs that leave coordinates unexcited for
+    stretches: every step's w against the information-form reference with the
+    same resets (docs/design/dfop.md). The stream makes the reset act often."""
+    from edgereg.dfop import MAX_VARIANCE
+
+    rng = np.random.default_rng(11)
+    n, d = 400, 5
+    X = rng.normal(size=(n, d))
+    X[50:150, 3:] = 0.0  # unexcited stretches: their variance passes the cap
+    X[200:300, 0] = X[200:300, 1]  # collinear: x0 - x1 unexcited
+    X[320:, 1:] = 0.0
+    y = X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
+    model = DFOP(d, 0.5, keep_prior=False, dtype=dtype)
+    W_ref, resets = dfop_canonical_with_reset(X, y, 0.5, model.p0, MAX_VARIANCE * model.p0)
+    assert resets > 100  # the remedy is what is being tested
+    tol = 1e-9 if dtype == "float64" else 2e-3
+    for t in range(n):
+        model.learn_one(X[t].astype(dtype), y[t])
+        np.testing.assert_allclose(model.state.w, W_ref[t], rtol=tol, atol=tol, err_msg=f"step {t}")
 
 
 def test_textbook_update_loses_symmetry_where_ours_keeps_it():

@@ -3,8 +3,9 @@
 Part 1: max |w_i| of edgereg's DFOP on elec2 (standardised on its first 2%,
 plus a bias column) every 5,000 rows, keep_prior True and False, both dtypes.
 Part 2: a NumPy prototype of the canonical update with the diagonal cap and
-two restoring variants (w <- D^2 w; w <- D P D z with the information vector
-z), on elec2 and on the collinear stream of tests/test_dfop.py (60,000 rows).
+three restoring variants (w <- D^2 w; w <- D P D z with the information vector
+z; the reset to the prior that edgereg adopted), on elec2 and on the
+collinear stream of tests/test_dfop.py (60,000 rows).
 
     python docs/design/dfop_bursting_study.py      # about a minute
 """
@@ -40,7 +41,7 @@ def collinear(n=60_000, d=6, seed=7):
 
 
 def prototype(Z, y, mu, variant, p0=100.0, c=10.0):
-    """Canonical forgetting RLS, diagonal cap c p0; variant: what happens to w at a cap."""
+    """Canonical forgetting RLS, diagonal cap c p0; variant: what happens at a cap."""
     n, d = Z.shape
     lam = 1.0 - mu
     w, P, z = np.zeros(d), p0 * np.eye(d), np.zeros(d)
@@ -53,7 +54,15 @@ def prototype(Z, y, mu, variant, p0=100.0, c=10.0):
         w = w + Px * (y[t] - pred[t]) / den
         P = (P - np.outer(Px, Px) / den) / lam
         z = lam * z + x * y[t]
-        if P.diagonal().max() > c * p0:
+        if variant == "reset":  # edgereg's remedy: coordinate i back to the prior
+            for i in range(d):
+                if P[i, i] > c * p0:
+                    rho = 1.0 / p0 - 1.0 / P[i, i]
+                    Pi = P[i].copy()
+                    den_i = 1.0 + rho * Pi[i]
+                    w = w - Pi * (rho * w[i] / den_i)
+                    P = P - np.outer(Pi, Pi) * (rho / den_i)
+        elif P.diagonal().max() > c * p0:
             s = np.sqrt(np.minimum(1.0, c * p0 / P.diagonal()))
             P = P * np.outer(s, s)
             if variant == "D^2 w":
@@ -79,7 +88,7 @@ def main():
                   " ".join(f"{v:.1e}" for v in peaks))
     print("\nPart 2: the cap's variants (float64 prototype)")
     Xc, yc = collinear()
-    for variant in ("w kept", "D^2 w", "DPD z"):
+    for variant in ("w kept", "D^2 w", "DPD z", "reset"):
         acc, top = [], 0.0
         for mu in (0.1, 0.5, 0.9):
             pred, wmax = prototype(Z, y, mu, variant)
