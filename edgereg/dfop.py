@@ -418,17 +418,59 @@ def _reset_unexcited(w, P, cap, p0, v):
     (rho < 1/p0) against what an excited direction holds, so the excited
     directions are left nearly as they were while an unexcited one is reset
     to the prior, weights included (a congruence D P D bounded P but left w
-    to burst at high forgetting: docs/design/dfop.md). Every other P_jj only
-    shrinks, so afterwards max P_jj <= cap. ``v`` is scratch. Returns
-    whether P changed.
+    to burst at high forgetting: docs/design/dfop.md); where that step would
+    overflow w or take a diagonal entry below zero in rounding, only P is
+    reset (:func:`_reset_fits`). Every other P_jj only shrinks, so
+    afterwards max P_jj <= cap. ``v`` is scratch. Returns whether P changed.
     """
     changed = False
     for i in range(P.shape[0]):
         pii = np.float64(P[i, i])
         if pii > cap:
-            _refresh_prior(i, 1.0 / p0 - 1.0 / pii, w, P, v)
+            rho = 1.0 / p0 - 1.0 / pii
+            if _reset_fits(i, rho, w, P, v):
+                _refresh_prior(i, rho, w, P, v)
+            else:
+                _rescale(i, math.sqrt(p0 / pii), P)
             changed = True
     return changed
+
+
+@kernel
+def _reset_fits(k, rho, w, P, v):
+    """Whether :func:`_refresh_prior`'s step on coordinate k keeps w finite in its
+    dtype and every diagonal entry of P positive; ``v`` is filled as that step
+    fills it, so the test is on the values it would write.
+
+    Neither can fail in exact arithmetic for a positive definite P, both can
+    in rounding under extreme inputs (issue 15's property test: weights a 1e300
+    target took near the dtype's largest value overflowed by the pull; after
+    a row with 1e8 beside 6, P's 2 x 2 minors were indefinite at rounding level
+    and the subtraction took a diagonal entry below zero). Then only P is
+    reset, by :func:`_rescale`, and w is left as it is.
+    """
+    Pk = P[k]
+    den = 1.0 + rho * Pk[k]  # _refresh_prior's den, g and s
+    g = abs(rho * w[k] / den)
+    s = math.sqrt(rho / den)
+    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
+    fits = True
+    for j in range(w.shape[0]):
+        v[j] = Pk[j]
+        v[j] *= s
+        fits = fits and abs(np.float64(w[j])) + abs(np.float64(Pk[j])) * g < limit
+        fits = fits and P[j, j] - v[j] * v[j] > 0.0
+    return fits
+
+
+@kernel
+def _rescale(k, s, P):
+    """Row and column k of P times s (a congruence: P stays exactly symmetric and
+    positive semi-definite; P_kk becomes s^2 P_kk)."""
+    for j in range(P.shape[0]):
+        P[k, j] *= s
+    for j in range(P.shape[0]):
+        P[j, k] *= s
 
 
 @kernel
