@@ -473,18 +473,57 @@ def _rescale(k, s, P):
         P[j, k] *= s
 
 
+@inline_kernel
+def _bounded_pull(g, w, row):
+    """g, or 0 when w - row g would not be finite in w's dtype (issue 15).
+
+    The refresh pulls w towards 0 by g P[:, k]; with weights that an extreme
+    but finite target took near the dtype's largest value, that pull
+    overflowed w (fuzzing at forgetting 0.3-0.9 with values up to 1.7e308:
+    23 of 400 streams). Then the pseudo-observation takes w_k as its target
+    and w is left as it is (P is refreshed all the same). Decided on the
+    values the pull reads, alike in the fused block and in learn_one.
+    """
+    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
+    b = abs(g)
+    fits = True
+    for j in range(w.shape[0]):
+        fits = fits and abs(np.float64(w[j])) + abs(np.float64(row[j])) * b < limit
+    return g if fits else 0.0
+
+
+@inline_kernel
+def _diagonal_positive(P):
+    """Whether every P_ii > 0 (NaN: no). An and-reduction: vectorises.
+
+    Checked after each prior refresh: a refresh subtracts v v^T, which on a P
+    that rounding left indefinite in its 2 x 2 minors (extreme but finite
+    inputs: issue 15's fuzzing at forgetting 0.3-0.9) can take a diagonal
+    entry below zero and the next refresh's denominator with it (NaN). The
+    state is then at fault and P is reset to the prior, w kept (issue 19's
+    repair), in learn_one and in the block alike.
+    """
+    ok = True
+    for i in range(P.shape[0]):
+        ok = ok and P[i, i] > 0.0
+    return ok
+
+
 @kernel
 def _refresh_prior(k, rho, w, P, v):
     """Restore forgotten prior mass: learn the pseudo-sample (sqrt(rho) e_k, 0), undiscounted.
 
     Sherman-Morrison with x = sqrt(rho) e_k (so P x is just rho^1/2 P[:, k]):
     den = 1 + rho P_kk, w <- w - (rho w_k / den) P[:, k], P <- P - v v^T with
-    v = P[:, k] sqrt(rho / den). ``v`` is scratch.
+    v = P[:, k] sqrt(rho / den). ``v`` is scratch. Where the pull of w would
+    not be finite, w is left as it is (:func:`_bounded_pull`).
     """
     d = w.shape[0]
     Pk = P[k]
     den = 1.0 + rho * Pk[k]
-    g = rho * w[k] / den
+    if not den > 0.0:
+        return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
+    g = _bounded_pull(rho * w[k] / den, w, Pk)
     s = math.sqrt(rho / den)
     for j in range(d):
         w[j] -= Pk[j] * g
@@ -534,6 +573,8 @@ def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_p
                 rho = d * forgotten[0] / p0 / width
                 for i in range(width):
                     _refresh_prior((k + i) % d, rho, w, P, v)
+                if not _diagonal_positive(P):
+                    _set_prior(P, p0)  # the refresh met a P rounding made indefinite
                 counts[2] = 0
                 counts[3] = (k + width) % d
                 forgotten[0] = 0.0
@@ -679,7 +720,10 @@ def _dfop_learn_many(
         g = (y - yhat) * c
         verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
         if verdict == _CHECK_DIAGONAL:
-            verdict = _APPLY if (big * big) * c <= pmin else _diagonal_verdict(P, Px, c)
+            # Proven only from a positive smallest entry: learn_one's check
+            # repairs a P with an entry that is not positive (issue 15).
+            proven = 0.0 < pmin and (big * big) * c <= pmin
+            verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)
         if verdict != _APPLY:  # learn_one's test and repair
             den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
             if not den > 0.0:  # NaN: invalid
@@ -703,6 +747,7 @@ def _dfop_learn_many(
         counts[0] += 1
         k = -1
         width = 1
+        repaired = False
         if keep_prior:
             forgotten[0] += mu_t
             counts[2] += 1
@@ -745,7 +790,7 @@ def _dfop_learn_many(
                 v[j] = Pk[j]
                 Pk[j] = old
             rden = 1.0 + rho * v[k]
-            rg = rho * w[k] / rden
+            rg = _bounded_pull(rho * w[k] / rden, w, v)
             rs = math.sqrt(rho / rden)
             for j in range(d):
                 w[j] -= v[j] * rg
@@ -755,17 +800,28 @@ def _dfop_learn_many(
                 pmin = _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
             else:
                 pmin = _downdate_refresh_pass(P, Px, invlam, v, xn, work)
+            # learn_one's test after the refresh: every P_ii > 0 (no NaN can
+            # arise here: the update passed its guard, the refresh's
+            # denominators are checked), read off the pass while width is 1.
+            positive = pmin > 0.0
             if width > 1:
                 pmin = -1.0
             # At high forgetting, the other coordinates of this refresh
             # (after the fused one, in learn_one's order and arithmetic).
             for i in range(1, width):
                 _refresh_prior((k + i) % d, rho, w, P, v)
+            if width > 1:
+                positive = _diagonal_positive(P)
+            if not positive:
+                _set_prior(P, p0)  # learn_one's repair after a refresh
+                repaired = True
+                pmin = -1.0
             counts[2] = 0
             counts[3] = (k + width) % d
             forgotten[0] = 0.0
         Px, work = work, Px
-        fresh = width == 1  # P_new x_next is stale after a further refresh
+        # P_new x_next is stale after a further refresh or a repair.
+        fresh = width == 1 and not repaired
         if not keep_prior and _reset_unexcited(w, P, MAX_VARIANCE * p0, p0, v):
             fresh = False  # the cap of the canonical update changed P: recompute P x
             pmin = -1.0
