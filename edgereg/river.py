@@ -168,6 +168,41 @@ class _Adapter(base.Base):
         """Number of features (0 before the first sample learnt)."""
         return len(self.features_)
 
+    @property
+    def _raw_memory_usage(self) -> int:
+        """river's walk of the object graph, with compiled kernels counted as code.
+
+        The same walk as ``river.base.Base._raw_memory_usage`` (gc referents,
+        ndarray buffers), whose blacklist skips Python functions, classes and
+        modules as code and interpreter state; here builtin functions too. A
+        model keeps numba's compiled entry point of its one-sample kernel
+        (``_jit.entry_point``), a builtin function whose referents lead into
+        numba's compiler state, shared by every model: not this model's
+        memory. Walking into it met a dead weak proxy there after kernels
+        were compiled in the same process (ReferenceError in river's
+        check_bounded_memory_growth, on a cold cache).
+        """
+        import gc
+        import sys
+        import types
+
+        blacklist = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+        seen: set[int] = set()
+        size = 0
+        pending: list[Any] = [self]
+        while pending:
+            next_round: list[Any] = []
+            for obj in pending:
+                if isinstance(obj, blacklist) or id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                size += sys.getsizeof(obj)
+                if isinstance(obj, np.ndarray):
+                    size += obj.nbytes
+                next_round.append(obj)
+            pending = gc.get_referents(*next_round)
+        return size
+
     def _unit_test_skips(self) -> set[str]:
         return set(UNIT_TEST_SKIPS[type(self).__name__])
 
