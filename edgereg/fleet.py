@@ -9,16 +9,11 @@ models of the same configuration into contiguous arrays
 
 and updates all of them from one call of a numba kernel that runs
 ``prange`` over the models. Each model runs *the DFOP kernels themselves*
-(``dfop._dfop_learn_many`` / ``dfop._dfop_learn_one`` on the model's slices,
+(``_dfop_learn_many`` / ``_dfop_learn_one`` on the model's slices,
 which are views inside njit), so a fleet is bit for bit the same as K separate
 :class:`~edgereg.DFOP` objects fed the same rows (SPEC.md section 1; tested),
 and nothing is allocated per step.
-
-Staleness guard: numba's on-disk cache only watches the source file of the
-function it compiles, but the fleet kernels inline code from ``dfop.py``. The
-cache index stamp of each fleet kernel is therefore extended with the hash of
-``dfop.py`` (``_jit.recompile_with``), so editing ``dfop.py`` recompiles the
-fleet kernels instead of silently reusing the old arithmetic.
+The kernels are ``edgereg/_kernels/fleet.py``.
 """
 
 from __future__ import annotations
@@ -28,9 +23,7 @@ import os
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import prange
 
-from . import dfop as _dfop_module
 from ._base import (
     StateFileError,
     atomic_savez,
@@ -39,7 +32,12 @@ from ._base import (
     saved_state_arrays,
     symmetric_faults,
 )
-from ._jit import compiled, recompile_with
+from ._kernels.fleet import (
+    _fleet_learn_many,
+    _fleet_learn_one,
+    _fleet_predict_many,
+    _fleet_predict_one,
+)
 from ._validate import (
     _as_numeric_array,
     check_dtype,
@@ -48,23 +46,12 @@ from ._validate import (
     check_on_invalid,
     describe_nonfinite,
 )
-from .dfop import (
-    DFOP,
-    MAX_P0,
-    _dfop_learn_many,
-    _dfop_learn_one,
-    _dfop_predict_many,
-    _dfop_predict_one,
-    refresh_period,
-)
+from .dfop import DFOP, MAX_P0, refresh_period
 
 __all__ = ["Fleet", "FleetState", "FleetInvalidInputError"]
 
 FLEET_FORMAT = "edgereg-fleet-1"
 _TASKS = ("regression", "classification")
-
-#: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
-parallel_kernel = compiled(parallel=True)
 
 
 class FleetState(NamedTuple):
@@ -98,70 +85,6 @@ def _allocate(n_models: int, n_features: int, p0: float, dtype: np.dtype) -> Fle
         counts=np.zeros((K, 4), dtype=np.int64),
         work_status=np.zeros(K, dtype=np.int64),
     )
-
-
-# --------------------------------------------------------------------- kernels
-@parallel_kernel
-def _fleet_learn_many(
-    X, Y, mu, W, P, PX, WORK, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
-):
-    """Model k learns block (X[k], Y[k]) with ``dfop._dfop_learn_many``; prange over k.
-
-    ``STATUS[k]`` receives that kernel's return value: -1 when model k handled
-    every row, else its first invalid row (models are independent: the others
-    carry on). Returns the number of models that stopped on an invalid row.
-    """
-    K = X.shape[0]
-    for k in prange(K):
-        STATUS[k] = _dfop_learn_many(
-            X[k], Y[k], mu, 0, W[k], P[k], PX[k], WORK[k], V[k], COUNTS[k], FORGOTTEN[k],
-            p0, period, keep_prior, skip, OUT[k],
-        )
-    bad = 0
-    for k in range(K):
-        if STATUS[k] >= 0:
-            bad += 1
-    return bad
-
-
-@parallel_kernel
-def _fleet_learn_one(
-    X, Y, mu, W, P, PX, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
-):
-    """Model k learns the one sample (X[k], Y[k]) with ``dfop._dfop_learn_one``.
-
-    ``STATUS[k]`` is that kernel's status (0 OK, 1 invalid: model k untouched
-    unless skipping, which only counts it). Returns the number of invalid samples.
-    """
-    K = X.shape[0]
-    for k in prange(K):
-        yhat, status = _dfop_learn_one(
-            X[k], Y[k], mu, W[k], P[k], PX[k], V[k], COUNTS[k], FORGOTTEN[k],
-            p0, period, keep_prior, skip,
-        )
-        OUT[k] = yhat
-        STATUS[k] = status
-    bad = 0
-    for k in range(K):
-        if STATUS[k] != 0:
-            bad += 1
-    return bad
-
-
-@parallel_kernel
-def _fleet_predict_many(X, W, OUT):
-    for k in prange(X.shape[0]):
-        _dfop_predict_many(X[k], W[k], OUT[k])
-
-
-@parallel_kernel
-def _fleet_predict_one(X, W, OUT):
-    for k in prange(X.shape[0]):
-        OUT[k] = _dfop_predict_one(X[k], W[k])
-
-
-# The fleet kernels call DFOP's: recompile them when dfop.py changes (see _jit).
-recompile_with(globals(), _dfop_module)
 
 
 # ----------------------------------------------------------------------- class

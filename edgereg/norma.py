@@ -1,67 +1,17 @@
 """Budgeted NORMA: online learning with kernels (SPEC.md section 3).
 
-NORMA (Kivinen, Smola & Williamson, "Online Learning with Kernels") is
-stochastic gradient descent in a reproducing-kernel Hilbert space H on the
-instantaneous regularised risk l(g(x_t), y_t) + (lambda/2) ||f||_H^2, with
-g = f + b:
+NORMA (Kivinen, Smola & Williamson) is stochastic gradient descent in a
+reproducing-kernel Hilbert space on the regularised risk
+l(g(x_t), y_t) + (lambda/2) ||f||_H^2, g = f + b:
 
     f_{t+1} = (1 - eta_t lambda) f_t - eta_t l'(g_t(x_t), y_t) k(x_t, .)
 
-so f_t = sum_i alpha_i k(x_i, .) with, at step t,
+with the expansion f = sum_i alpha_i k(x_i, .) kept in a budget of tau
+support vectors (a ring buffer: the oldest term is overwritten), so memory is
+fixed and |f_full(x) - f_tau(x)| <= (1 - eta lambda)^tau C X^2 / lambda.
 
-    alpha_t = -eta_t dl/dg (g_t(x_t), y_t)   (new term; stored only if != 0)
-    alpha_i <- (1 - eta_t lambda) alpha_i     (every older term decays)
-    b       <- b - eta_t dl/db = b + alpha_t  (offset, not regularised)
-
-with eta_t = eta (constant) or eta / sqrt(t) ("inv_sqrt"), eta lambda < 1.
-
-Edge implementation (SPEC section 3, "Edge requirements"):
-
-* Budget tau: the expansion lives in a preallocated ring buffer of tau support
-  vectors and coefficients; when it is full the oldest term is overwritten
-  (truncation). Occupied slots are always 0..n_sv-1 (a slot is only freed by
-  overwriting it), so the prediction is one contiguous loop.
-* O(1) decay: the effective coefficients are alpha_i = s * a_i with one global
-  scale s. A step multiplies s by (1 - eta_t lambda) and inserts
-  a_t = alpha_t / s. When s falls below 2^-64 the stored a_i are multiplied by
-  s and s is reset to 1 (O(tau), amortised over at least
-  64 ln 2 / (eta lambda) steps: 44,000 steps at eta lambda = 1e-3). 2^-64 keeps
-  every stored a_i = alpha_i / s <= 1.8e19 |alpha_i| inside float32's range
-  (3.4e38) for any sane alpha, so one threshold serves both dtypes; a lower one
-  would only make a negligible O(tau) step rarer.
-* Vectorised kernel row: support vectors are stored transposed, shape
-  (d, tau), so the distance / inner-product accumulation runs over the support
-  vectors in the innermost loop, contiguous and free of reductions: LLVM
-  vectorises it without fastmath (no reassociation needed). Squared distances
-  are formed from direct differences (x_j - sv_ij)^2: exactly as vectorisable
-  as the ||x||^2 + ||sv||^2 - 2 x.sv expansion (one subtraction more per
-  element, no extra memory) and free of its cancellation when x is close to a
-  support vector, so no squared norms are stored.
-
-Kernels (integer code dispatched inside njit; never a function argument,
-which would defeat the on-disk cache):
-
-    "rbf"         k(x, x') = exp(-gamma ||x - x'||_2^2)
-    "laplacian"   k(x, x') = exp(-gamma ||x - x'||_1)
-    "polynomial"  k(x, x') = (gamma x.x' + coef0)^degree
-    "linear"      k(x, x') = x.x'
-
-Truncation error (the paper's proposition, for this ring buffer): let
-|dl/dg| <= C and k(x, x) <= X^2. A term is dropped only when tau newer terms are
-stored, so at step t every dropped term is at least tau steps old and, for a
-constant eta, the dropped part of the expansion obeys
-
-    ||f_full - f_tau||_H <= sum_{dropped i} |alpha_i| sqrt(k(x_i, x_i))
-                         <= eta C X sum_{j >= tau} (1 - eta lambda)^j
-                          = (1 - eta lambda)^tau C X / lambda,
-
-hence |f_full(x) - f_tau(x)| <= (1 - eta lambda)^tau C X^2 / lambda for every x,
-where f_full keeps every term with the same coefficients. C = 1 for the hinge,
-novelty, epsilon-insensitive and Huber losses; the squared loss has no such C.
-
-Kernels allocate nothing: every temporary is in ``work_row`` (tau values).
-Non-finite input or target is detected before anything is written and reported
-with a status code.
+This module holds the classes; the kernels are ``edgereg/_kernels/norma.py``;
+the edge implementation and the truncation bound are docs/design/norma.md.
 """
 
 from __future__ import annotations
@@ -72,7 +22,29 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, index_faults
-from ._jit import kernel
+from ._kernels.norma import (
+    _ACTIVE,
+    _DROPPED,
+    _N_SV,
+    _NEXT,
+    EPS,
+    EPS_NU,
+    HINGE,
+    HINGE_NU,
+    HUBER,
+    HUBER_NU,
+    LAPLACIAN,
+    LINEAR,
+    NOVELTY,
+    OK,
+    POLYNOMIAL,
+    RBF,
+    SQUARED,
+    _norma_learn_many,
+    _norma_learn_one,
+    _norma_predict_many,
+    _norma_predict_one,
+)
 from ._validate import (
     as_scalar,
     as_targets,
@@ -82,26 +54,9 @@ from ._validate import (
 
 __all__ = ["NORMAClassifier", "NORMANovelty", "NORMARegressor", "NORMAState"]
 
-OK = 0
-INVALID = 1
-
-#: Kernel codes (dispatched inside the kernels).
-RBF, LAPLACIAN, POLYNOMIAL, LINEAR = 0, 1, 2, 3
 _KERNELS = {"rbf": RBF, "laplacian": LAPLACIAN, "polynomial": POLYNOMIAL, "linear": LINEAR}
-
-#: Loss codes.
-HINGE, HINGE_NU, NOVELTY, SQUARED, EPS, EPS_NU, HUBER, HUBER_NU = range(8)
-
 _SCHEDULES = ("constant", "inv_sqrt")
 
-#: Renormalise the stored a_i when the global scale s drops below this (see module notes).
-RENORM_THRESHOLD = 2.0**-64
-
-# Layout of the small parameter arrays handed to the kernels.
-_H_ETA, _H_LAMBDA, _H_NU, _H_GAMMA, _H_COEF0 = range(5)
-_C_KERNEL, _C_LOSS, _C_SCHEDULE, _C_OFFSET, _C_SKIP, _C_DEGREE = range(6)
-# counts: learnt, skipped, stored support vectors, next slot, dropped terms, loss-active steps
-_N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
 
 
 class NORMAState(NamedTuple):
@@ -129,292 +84,6 @@ def _allocate(n_features: int, budget: int, rho0: float, dtype: np.dtype) -> NOR
     )
 
 
-# --------------------------------------------------------------------- kernels
-# exp(t) for t <= 0 in a loop LLVM vectorises (no libm call; portable to NEON):
-# t = k ln2 + r with k = round(t / ln2) by the 1.5 * 2^52 shifter, |r| <= ln2 / 2,
-# exp(r) by its degree-13 Taylor polynomial (truncation 1.7e-16) evaluated with
-# Estrin's scheme (short dependency chains), 2^k built from the exponent bits.
-# Measured: at most 2 ulp from numpy's exp on [-707, 0] (tests/test_norma.py).
-_LOG2E = 1.4426950408889634
-_SHIFTER = 6755399441055744.0  # 1.5 * 2^52: adding it rounds to an integer
-_SHIFTER_BITS = int(np.array([_SHIFTER]).view(np.int64)[0])
-_LN2_HI = 6.93147180369123816490e-01  # Cody-Waite split (fdlibm): k * _LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_EXP_FLOOR = -708.0  # exp(-708) = 3.3e-308 is still normal; below it 2^k would underflow
-(_E0, _E1, _E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12, _E13) = (
-    1.0 / math.factorial(_k) for _k in range(14)
-)
-
-
-@kernel
-def _exp_scaled(row, n, ng, bits, pow2):
-    """row[i] <- exp(ng * row[i]) for i < n (ng <= 0); ``bits``/``pow2`` share memory.
-
-    Three loops so that each one vectorises: the polynomial, the integer
-    exponent arithmetic (through the int64 view), the product. Arguments
-    below -708 give exp(-708) (absolute error < 3.3e-308); NaN stays NaN.
-    """
-    for i in range(n):
-        t = ng * row[i]
-        t = t if not (t < _EXP_FLOOR) else _EXP_FLOOR
-        v = t * _LOG2E + _SHIFTER
-        k = v - _SHIFTER
-        r = (t - k * _LN2_HI) - k * _LN2_LO
-        r2 = r * r
-        r4 = r2 * r2
-        q0 = (_E0 + _E1 * r) + (_E2 + _E3 * r) * r2
-        q1 = (_E4 + _E5 * r) + (_E6 + _E7 * r) * r2
-        q2 = (_E8 + _E9 * r) + (_E10 + _E11 * r) * r2
-        q3 = _E12 + _E13 * r
-        row[i] = (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
-        pow2[i] = v
-    for i in range(n):
-        bits[i] = (bits[i] - _SHIFTER_BITS + 1023) << 52
-    for i in range(n):
-        row[i] = row[i] * pow2[i]
-
-
-@kernel
-def _kernel_row(x, sv, n, kcode, gamma, coef0, degree, row, bits, pow2):
-    """row[i] = k(x, sv_i) for the n stored support vectors; return sum_j x_j * 0.
-
-    The returned value is 0 for a finite x and NaN otherwise (x * 0 is not
-    folded without fastmath): the finiteness check rides on the feature loop.
-    The feature loop is outside, the support-vector loop inside, so the inner
-    loop is an element-wise update of contiguous arrays (vectorises); features
-    are taken two at a time to halve the passes over ``row``.
-    """
-    d = x.shape[0]
-    chk = 0.0
-    for i in range(n):
-        row[i] = 0.0
-    j0 = 0
-    if kcode == RBF:
-        while j0 + 1 < d:
-            xa = x[j0]
-            xb = x[j0 + 1]
-            chk += xa * 0.0 + xb * 0.0
-            sa = sv[j0]
-            sb = sv[j0 + 1]
-            for i in range(n):
-                da = xa - sa[i]
-                db = xb - sb[i]
-                row[i] = row[i] + da * da + db * db
-            j0 += 2
-        if j0 < d:
-            xa = x[j0]
-            chk += xa * 0.0
-            sa = sv[j0]
-            for i in range(n):
-                da = xa - sa[i]
-                row[i] += da * da
-    elif kcode == LAPLACIAN:
-        while j0 + 1 < d:
-            xa = x[j0]
-            xb = x[j0 + 1]
-            chk += xa * 0.0 + xb * 0.0
-            sa = sv[j0]
-            sb = sv[j0 + 1]
-            for i in range(n):
-                row[i] = row[i] + abs(xa - sa[i]) + abs(xb - sb[i])
-            j0 += 2
-        if j0 < d:
-            xa = x[j0]
-            chk += xa * 0.0
-            sa = sv[j0]
-            for i in range(n):
-                row[i] += abs(xa - sa[i])
-    else:
-        while j0 + 1 < d:
-            xa = x[j0]
-            xb = x[j0 + 1]
-            chk += xa * 0.0 + xb * 0.0
-            sa = sv[j0]
-            sb = sv[j0 + 1]
-            for i in range(n):
-                row[i] = row[i] + xa * sa[i] + xb * sb[i]
-            j0 += 2
-        if j0 < d:
-            xa = x[j0]
-            chk += xa * 0.0
-            sa = sv[j0]
-            for i in range(n):
-                row[i] += xa * sa[i]
-    if kcode == RBF or kcode == LAPLACIAN:
-        _exp_scaled(row, n, -gamma, bits, pow2)
-    elif kcode == POLYNOMIAL:
-        for i in range(n):
-            base = gamma * row[i] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= base
-            row[i] = v
-    return chk
-
-
-@kernel
-def _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes):
-    """g(x) = s sum_i a_i k(x, sv_i) + b; second value is the finiteness check of x.
-
-    The sum runs in four interleaved partial sums (a fixed order, so every
-    path gives the same bits) instead of one serial chain of n additions.
-    """
-    chk = _kernel_row(
-        x, sv, n, codes[_C_KERNEL], hyper[_H_GAMMA], hyper[_H_COEF0], codes[_C_DEGREE], row,
-        bits, pow2,
-    )
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    n4 = n - n % 4
-    for i in range(0, n4, 4):
-        a0 += coef[i] * row[i]
-        a1 += coef[i + 1] * row[i + 1]
-        a2 += coef[i + 2] * row[i + 2]
-        a3 += coef[i + 3] * row[i + 3]
-    for i in range(n4, n):
-        a0 += coef[i] * row[i]
-    acc = (a0 + a1) + (a2 + a3)
-    return scalars[0] * acc + scalars[1], chk
-
-
-@kernel
-def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
-    """One prequential NORMA step on (x, y) (SPEC section 3).
-
-    Returns ``(score, status)``: score is g(x) before the update (f(x) - rho
-    for novelty detection), status OK or INVALID (x, y or g(x) not finite,
-    or a value the update would store is not: nothing is then written).
-    """
-    n = counts[_N_SV]
-    g, chk = _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes)
-    loss = codes[_C_LOSS]
-    rho = scalars[2]
-    score = g - rho if loss == NOVELTY else g
-    if not (np.isfinite(chk) and np.isfinite(g) and np.isfinite(y)):
-        return score, INVALID
-
-    t = counts[0] + 1
-    eta = hyper[_H_ETA]
-    if codes[_C_SCHEDULE] == 1:
-        eta = eta / math.sqrt(t)
-    nu = hyper[_H_NU]
-
-    # alpha_t = -eta dl/dg; the nu-variants move rho (margin / eps / sigma) by
-    # -eta dl/drho (SPEC's corrected signs).
-    alpha = 0.0
-    active = False
-    new_rho = rho
-    if loss == HINGE or loss == HINGE_NU:
-        # y g <= rho: the subgradient at the kink is taken as active, so the
-        # perceptron (rho = 0) learns from a zero score.
-        active = y * g <= rho
-        if active:
-            alpha = eta * y
-        if loss == HINGE_NU:
-            new_rho = rho - eta * (1.0 - nu) if active else rho + eta * nu
-    elif loss == NOVELTY:
-        active = g < rho
-        if active:
-            alpha = eta
-        new_rho = rho - eta * (1.0 - nu) if active else rho + eta * nu
-    else:
-        delta = y - g
-        if loss == SQUARED:
-            alpha = eta * delta
-            active = alpha != 0.0
-        else:
-            active = abs(delta) > rho
-            if active:
-                alpha = eta * np.sign(delta)
-            elif (loss == HUBER or loss == HUBER_NU) and rho > 0.0:
-                alpha = eta * delta / rho
-            if loss == EPS_NU or loss == HUBER_NU:
-                new_rho = rho + eta * (1.0 - nu) if active else rho - eta * nu
-
-    # Check what the commit would store (issue 15): a finite target of 1e152
-    # gives a coefficient alpha / s beyond float32's range, a target near
-    # 1.7e308 an offset b + alpha beyond float64's.
-    s = scalars[0] * (1.0 - eta * hyper[_H_LAMBDA])
-    stored = alpha if s < RENORM_THRESHOLD else alpha / s
-    limit = 3.4028234663852886e38 if coef.itemsize == 4 else np.inf
-    offset = scalars[1] + alpha if codes[_C_OFFSET] else 0.0
-    if not (abs(stored) < limit and abs(offset) < limit and abs(new_rho) < limit):
-        return score, INVALID
-
-    # Commit: decay every coefficient through the global scale, then insert.
-    if s < RENORM_THRESHOLD:
-        for i in range(n):
-            coef[i] = coef[i] * s
-        s = 1.0
-    if alpha != 0.0:
-        tau = coef.shape[0]
-        slot = counts[_NEXT]
-        for j in range(x.shape[0]):
-            sv[j, slot] = x[j]
-        coef[slot] = alpha / s
-        counts[_NEXT] = slot + 1 if slot + 1 < tau else 0
-        if n < tau:
-            counts[_N_SV] = n + 1
-        else:
-            counts[_DROPPED] += 1
-    scalars[0] = s
-    if codes[_C_OFFSET]:
-        scalars[1] = offset
-    scalars[2] = new_rho
-    counts[0] += 1
-    if active:
-        counts[_ACTIVE] += 1
-    return score, OK
-
-
-@kernel
-def _norma_learn_one(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
-    score, status = _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes)
-    if status != OK and codes[_C_SKIP]:
-        counts[1] += 1
-    return score, status
-
-
-@kernel
-def _norma_learn_many(
-    X, Y, y_stride, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out
-):
-    """Learn a block; out[t] = prequential score of row t.
-
-    ``Y[t * y_stride]`` is the target of row t (stride 0 for novelty, which
-    has none). Returns -1 when every row was handled, else the index of the
-    first invalid row (only without skipping): rows before it are learnt, it
-    and the rows after it are not.
-    """
-    skip = codes[_C_SKIP]
-    for t in range(X.shape[0]):
-        score, status = _norma_step(
-            X[t], Y[t * y_stride], sv, coef, scalars, row, bits, pow2, counts, hyper, codes
-        )
-        out[t] = score
-        if status != OK:
-            if skip:
-                counts[1] += 1
-                continue
-            return t
-    return -1
-
-
-@kernel
-def _norma_predict_many(X, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out):
-    n = counts[_N_SV]
-    novelty = codes[_C_LOSS] == NOVELTY
-    for t in range(X.shape[0]):
-        g, _ = _decision(X[t], sv, coef, scalars, row, bits, pow2, n, hyper, codes)
-        out[t] = g - scalars[2] if novelty else g
-
-
-@kernel
-def _norma_predict_one(x, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
-    g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[_N_SV], hyper, codes)
-    return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
 
 
 # ---------------------------------------------------------------------- models

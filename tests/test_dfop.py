@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from reference import dfop_canonical_with_reset, dfop_closed_form, textbook_rls
 
 from edgereg import DFOP, RLS
-from edgereg.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many, refresh_period
+from edgereg._kernels.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many
+from edgereg.dfop import refresh_period
 
 
 def _linear_stream(n, d, seed=0, noise=0.1):
@@ -225,7 +226,7 @@ def test_canonical_update_is_capped_over_a_million_steps(long_stream):
     unexcited stretches (it overflowed on this stream before issue 19). The
     reset of a coordinate whose variance passes MAX_VARIANCE * p0 keeps it
     bounded, exactly symmetric and positive definite."""
-    from edgereg.dfop import MAX_VARIANCE
+    from edgereg._kernels.dfop import MAX_VARIANCE
 
     X, y = long_stream
     model = DFOP(6, 0.01, keep_prior=False)
@@ -250,7 +251,7 @@ def test_reset_to_the_prior_equals_its_information_form(dtype):
     """keep_prior=False at mu = 0.5 on inputs that leave coordinates unexcited for
     stretches: every step's w against the information-form reference with the
     same resets (docs/design/dfop.md). The stream makes the reset act often."""
-    from edgereg.dfop import MAX_VARIANCE
+    from edgereg._kernels.dfop import MAX_VARIANCE
 
     rng = np.random.default_rng(11)
     n, d = 400, 5

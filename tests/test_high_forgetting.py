@@ -15,8 +15,8 @@ import pytest
 from conftest import SHARED_DATA
 
 from edgereg import DFOP, Fleet, SparseDFOP
+from edgereg._kernels.dfop import MAX_VARIANCE
 from edgereg.datasets import BUNDLED, load
-from edgereg.dfop import MAX_VARIANCE
 
 FORGETTING = (0.1, 0.3, 0.5, 0.9)
 #: The bundled streams, and those of the shared data when it is beside the repository.

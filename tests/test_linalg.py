@@ -1,4 +1,4 @@
-"""The allocation-free linear algebra of edgereg._linalg against NumPy."""
+"""The allocation-free linear algebra of edgereg._kernels.linalg against NumPy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgereg._linalg import (
+from edgereg._kernels.linalg import (
     apply_reflectors,
     cholesky,
     jacobi_eigh,

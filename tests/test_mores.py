@@ -369,8 +369,8 @@ def test_pa_scalar_mode_shapes_and_validation():
 def test_pd_certificate_never_skips_a_clip(m, seed, lam_min):
     """When E is certified positive definite, Jacobi finds no negative eigenvalue
     (so skipping it leaves E bit for bit as the clip would); clear cases are certified."""
-    from edgereg._linalg import jacobi_eigh, set_identity
-    from edgereg.mores import _PSD_MARGIN, _certainly_positive_definite
+    from edgereg._kernels.linalg import jacobi_eigh, set_identity
+    from edgereg._kernels.mores import _PSD_MARGIN, _certainly_positive_definite
 
     rng = np.random.default_rng(seed)
     q, _ = np.linalg.qr(rng.normal(size=(m, m)))

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edgereg import NORMAClassifier, NORMANovelty, NORMARegressor, load
-from edgereg.norma import RENORM_THRESHOLD, _exp_scaled
+from edgereg._kernels.norma import RENORM_THRESHOLD, _exp_scaled
 
 KERNELS = ["rbf", "laplacian", "polynomial", "linear"]
 SCHEDULES = ["constant", "inv_sqrt"]

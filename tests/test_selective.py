@@ -21,8 +21,8 @@ from numba.core.runtime import _nrt_python, rtsys
 from reference import selective_reference
 
 from edgereg import SelectiveSampler
-from edgereg.dfop import _symv
-from edgereg.selective import (
+from edgereg._kernels.linalg import symv as _symv
+from edgereg._kernels.selective import (
     _C_F0,
     _C_F1,
     _S_HI,
@@ -349,7 +349,7 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
 @pytest.mark.parametrize(("window0", "window_max"), [(50, 2000), (5, 12), (3, 3), (1, 10**6)])
 def test_window_bracket_matches_window_length(window0, window_max):
     # _run_block caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.
-    from edgereg.selective import _window_bracket, _window_length
+    from edgereg._kernels.selective import _window_bracket, _window_length
 
     for t in list(range(1, 5000)) + [10**6 - 1, 10**6, 10**6 + 1, 2**40, 2**52 + 3]:
         L, lo, hi = _window_bracket(t, window0, window_max)

@@ -18,7 +18,7 @@ from numba.core.runtime import _nrt_python, rtsys
 from reference import hashed_gaussian_column, rademacher_column, sparse_projection
 
 from edgereg import DFOP, SparseDFOP, load
-from edgereg.sparse_dfop import _ZF, _ZIG_LAYERS, _ZIG_V, _ZR, _ZTAB, _ZW
+from edgereg._kernels.sparse import _ZF, _ZIG_LAYERS, _ZIG_V, _ZR, _ZTAB, _ZW
 
 
 def _sparse_stream(n, D, nnz, seed=0):
@@ -79,7 +79,7 @@ def test_step_by_step_equals_dfop_on_projected_input(projection, d):
 def test_fused_projection_equals_the_column_by_column_sum(d, dtype):
     """psi as learn_many/predict compute it (generation fused with the accumulation,
     rejected lanes fixed up afterwards) == sum over the materialised columns, in order."""
-    from edgereg.sparse_dfop import BLOCK_ROWS
+    from edgereg._kernels.sparse import BLOCK_ROWS
 
     D, n, nnz = 100_000, 2 * BLOCK_ROWS, 40
     rng = np.random.default_rng(d)
@@ -393,7 +393,7 @@ def test_nan_row_in_csr_block_learns_rows_before_only():
 
 def _per_row_reference(model, idx, val, y, mu):
     """Drive the per-row kernel (learn_one's path) on ``model``, with per-step mu."""
-    from edgereg.sparse_dfop import _sparse_learn_one_sparse
+    from edgereg._kernels.sparse import _sparse_learn_one_sparse
 
     preds, status = [], []
     for t in range(len(y)):
@@ -417,7 +417,7 @@ def test_block_path_equals_per_row_kernel_across_chunks(projection, dtype):
     policy, per-step forgetting and a prior refresh at every step; for CSR
     and dense blocks.
     """
-    from edgereg.sparse_dfop import BLOCK_ROWS
+    from edgereg._kernels.sparse import BLOCK_ROWS
 
     D, d = 50, 8
     n = 3 * BLOCK_ROWS + 7
@@ -454,7 +454,7 @@ def test_block_path_equals_per_row_kernel_across_chunks(projection, dtype):
 
 @pytest.mark.parametrize("form", ["csr", "dense"])
 def test_invalid_row_in_a_later_chunk_is_named_by_its_block_index(form):
-    from edgereg.sparse_dfop import BLOCK_ROWS
+    from edgereg._kernels.sparse import BLOCK_ROWS
 
     D, d = 40, 6
     n = 2 * BLOCK_ROWS + 5

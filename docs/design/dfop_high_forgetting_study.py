@@ -3,7 +3,7 @@
     python docs/design/dfop_high_forgetting_study.py [name,name,...]
 
 Needs the shared datasets beside the repository (../shared/data). The cap
-comparison of keep_prior=False ran this with edgereg.dfop.MAX_VARIANCE set to
+comparison of keep_prior=False ran this with edgereg._kernels.dfop.MAX_VARIANCE set to
 1, 10 and 100 in turn (the kernels read it at compile time).
 """
 import sys, re, numpy as np

@@ -20,9 +20,9 @@ os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="edgereg-study-")
 
 import numpy as np  # noqa: E402
 
-import edgereg.dfop  # noqa: E402
+import edgereg._kernels.dfop  # noqa: E402
 
-edgereg.dfop.MAX_VARIANCE = CAP
+edgereg._kernels.dfop.MAX_VARIANCE = CAP
 from dfop_high_forgetting_study import NAMES, stream  # noqa: E402
 
 from edgereg import DFOP  # noqa: E402

@@ -10,6 +10,8 @@ Routines
 --------
 ``set_identity(A)``
     A <- I.
+``symv(P, x, out)``
+    out <- P x for a symmetric P, accumulated in float64.
 ``jacobi_eigh(A, V, tol, max_sweeps)``
     Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
 ``cholesky(A, L, floor)``
@@ -23,19 +25,22 @@ Routines
 ``shifted_tridiagonal_solve(diag, off, c, R, piv)``
     R[:, j] <- (I + c_j T)^-1 R[:, j] for a symmetric tridiagonal T.
 
-Each function is kept stable and small: numba's on-disk cache does not see
-edits in an imported module, so a change here must be followed by clearing the
-cache of every model module that uses it.
+numba's on-disk cache stamps a kernel with its own file only: every kernel
+module that calls into this one mixes this file's hash into its stamps
+(``_jit.recompile_with``), so an edit here recompiles its callers.
 """
 
 from __future__ import annotations
 
 import math
 
-from ._jit import kernel
+import numpy as np
+
+from .._jit import kernel
 
 __all__ = [
     "set_identity",
+    "symv",
     "jacobi_eigh",
     "cholesky",
     "spd_inverse",
@@ -54,6 +59,19 @@ def set_identity(A):
         for j in range(n):
             Ai[j] = 0.0
         Ai[i] = 1.0
+
+
+@kernel
+def symv(P, x, out):
+    """out = P x for symmetric P, as row axpys (vectorises without reassociation)."""
+    d = x.shape[0]
+    for j in range(d):
+        out[j] = 0.0
+    for i in range(d):
+        xi = np.float64(x[i])  # float64 products (numba keeps float() of a float32 in float32)
+        Pi = P[i]
+        for j in range(d):
+            out[j] += xi * Pi[j]
 
 
 @kernel

@@ -1,0 +1,80 @@
+"""Fleet's kernels: K DFOP models updated in one call, ``prange`` over the models.
+
+Each model runs DFOP's own kernels (``_kernels/dfop.py``) on its slices of the
+stacked state (views inside njit), so a fleet is bit for bit K separate DFOP
+models fed the same rows, and nothing is allocated per step.
+"""
+
+from __future__ import annotations
+
+from numba import prange
+
+from .._jit import compiled, recompile_with
+from . import dfop as _dfop_kernels
+from .dfop import _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
+
+#: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
+parallel_kernel = compiled(parallel=True)
+
+
+@parallel_kernel
+def _fleet_learn_many(
+    X, Y, mu, W, P, PX, WORK, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
+):
+    """Model k learns block (X[k], Y[k]) with ``dfop._dfop_learn_many``; prange over k.
+
+    ``STATUS[k]`` receives that kernel's return value: -1 when model k handled
+    every row, else its first invalid row (models are independent: the others
+    carry on). Returns the number of models that stopped on an invalid row.
+    """
+    K = X.shape[0]
+    for k in prange(K):
+        STATUS[k] = _dfop_learn_many(
+            X[k], Y[k], mu, 0, W[k], P[k], PX[k], WORK[k], V[k], COUNTS[k], FORGOTTEN[k],
+            p0, period, keep_prior, skip, OUT[k],
+        )
+    bad = 0
+    for k in range(K):
+        if STATUS[k] >= 0:
+            bad += 1
+    return bad
+
+
+@parallel_kernel
+def _fleet_learn_one(
+    X, Y, mu, W, P, PX, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
+):
+    """Model k learns the one sample (X[k], Y[k]) with ``dfop._dfop_learn_one``.
+
+    ``STATUS[k]`` is that kernel's status (0 OK, 1 invalid: model k untouched
+    unless skipping, which only counts it). Returns the number of invalid samples.
+    """
+    K = X.shape[0]
+    for k in prange(K):
+        yhat, status = _dfop_learn_one(
+            X[k], Y[k], mu, W[k], P[k], PX[k], V[k], COUNTS[k], FORGOTTEN[k],
+            p0, period, keep_prior, skip,
+        )
+        OUT[k] = yhat
+        STATUS[k] = status
+    bad = 0
+    for k in range(K):
+        if STATUS[k] != 0:
+            bad += 1
+    return bad
+
+
+@parallel_kernel
+def _fleet_predict_many(X, W, OUT):
+    for k in prange(X.shape[0]):
+        _dfop_predict_many(X[k], W[k], OUT[k])
+
+
+@parallel_kernel
+def _fleet_predict_one(X, W, OUT):
+    for k in prange(X.shape[0]):
+        OUT[k] = _dfop_predict_one(X[k], W[k])
+
+
+# The fleet kernels call DFOP's: recompile them when _kernels/dfop.py changes (see _jit).
+recompile_with(globals(), _dfop_kernels)

@@ -1,0 +1,624 @@
+"""MORES', SOMOR's and PA's kernels: multi-output regression steps.
+
+SPEC.md section 5. MORES updates the weights W, the output covariance Omega
+and the structure S of a multi-output linear model by alternating minimisation
+(its W-step solved through a tridiagonalisation of M and shifted tridiagonal
+solves, its S- and Omega-steps through Jacobi eigendecompositions); SOMOR and
+the passive-aggressive PA-I/II are its cheap linear relatives. The linear
+algebra is ``_kernels/linalg.py``; the derivation and the numerical care are
+docs/design/mores.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, recompile_with
+from . import linalg as _linalg_module
+from .linalg import (
+    apply_reflectors,
+    cholesky,
+    jacobi_eigh,
+    set_identity,
+    shifted_tridiagonal_solve,
+    spd_inverse,
+    tridiagonalize,
+)
+
+OK = 0
+INVALID = 1
+
+#: Cap on the sweeps of the m x m Jacobi eigenproblems (cold starts need about 6-10).
+_MAX_SWEEPS = 30
+#: Relative margin (times m^2 tol) by which E must be positive definite for the
+#: S-step to skip the eigendecomposition that clips negative eigenvalues.
+#: Jacobi's eigenvalues are off by at most the off-diagonal it leaves
+#: (< m tol ||E||_F) plus rounding of a few eps ||E||_F, so 100 m^2 tol ||E||_F
+#: is at least 50 m times that bound.
+_PSD_MARGIN = 100.0
+#: Pivot floor of the Cholesky factorisations: S^-1 and Omega^-1 are >= I in
+#: exact arithmetic, so a pivot below this can only come from rounding.
+_PIVOT_FLOOR = 1e-12
+
+
+# --------------------------------------------------------------------- shared
+@kernel
+def _load_and_predict(xin, y, intercept, W, x, yhat):
+    """x <- [xin, 1]; yhat <- W^T x. Returns False when x, y or yhat is not finite.
+
+    Nothing but the scratch ``x`` and the output ``yhat`` is written.
+    Returns ``(ok, x^T x)``.
+    """
+    d = xin.shape[0]
+    D = W.shape[0]
+    m = W.shape[1]
+    xx = 0.0
+    for k in range(d):
+        v = xin[k]
+        x[k] = v
+        xx += v * v
+    if intercept:
+        x[d] = 1.0
+        xx += 1.0
+    yy = 0.0
+    for j in range(m):
+        yy += y[j] * y[j]
+        yhat[j] = 0.0
+    for k in range(D):
+        xk = x[k]
+        Wk = W[k]
+        for j in range(m):
+            yhat[j] += xk * Wk[j]
+    ok = np.isfinite(xx) and np.isfinite(yy)
+    for j in range(m):
+        ok = ok and np.isfinite(yhat[j])
+    return ok, xx
+
+
+#: How many updates the linear models' bound on ||W||_F may grow by the
+#: triangle inequality before it is recomputed exactly (O(D m), amortised).
+_BOUND_REFRESH = 256
+
+
+@kernel
+def _frobenius(W):
+    """||W||_F without overflow (scaled by max |W_kj|): an exact bound's refresh."""
+    big = 0.0
+    for k in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            a = abs(np.float64(W[k, j]))
+            big = a if a > big else big
+    if big == 0.0 or not np.isfinite(big):
+        return big
+    acc = 0.0
+    for k in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            v = np.float64(W[k, j]) / big
+            acc += v * v
+    return big * np.sqrt(acc)
+
+
+@inline_kernel
+def _step_fits(W, bound, xx, ss):
+    """Whether W + x s^T stays finite in W's dtype; ``bound`` keeps ||W||_F's bound.
+
+    Every entry of the result is at most ||W + x s^T||_F <= B + ||x|| ||s||
+    <= B + (||x||^2 + ||s||^2) / 2, B an upper bound of ||W||_F kept in
+    ``bound[0]`` (grown by each update, recomputed exactly every
+    ``_BOUND_REFRESH`` updates and after a load, where it is NaN). A target
+    of 1.7e308, or 3.5e38 in a float32 model, makes the step overflow
+    although the sample is finite (issue 15). No square root, no pass over
+    W: scanning W for its largest entry in the prediction's pass cost SOMOR
+    13% at d = 50, m = 10, the exact growth's two square roots 4%.
+    Returns the bound's growth, or -1.0 when the step does not fit.
+    """
+    if not (bound[0] >= 0.0) or bound[1] >= _BOUND_REFRESH:
+        bound[0] = _frobenius(W)
+        bound[1] = 0.0
+    grow = 0.5 * (xx + ss)
+    limit = 3.4028234663852886e38 if W.itemsize == 4 else 1.7976931348623157e308
+    # 1 + 2^-20: the rounding of the bound's own arithmetic.
+    if not ((bound[0] + grow) * (1.0 + 2.0**-20) < limit):
+        return -1.0
+    return grow
+
+
+@inline_kernel
+def _grew(bound, grow):
+    """After an update that ``_step_fits`` admitted: B <- B + ||x|| ||s||."""
+    bound[0] += grow
+    bound[1] += 1.0
+
+
+@kernel
+def _mo_predict_one(xin, intercept, W, out):
+    d = xin.shape[0]
+    m = W.shape[1]
+    for j in range(m):
+        out[j] = 0.0
+    for k in range(d):
+        xk = xin[k]
+        Wk = W[k]
+        for j in range(m):
+            out[j] += xk * Wk[j]
+    if intercept:  # last, in the order of _load_and_predict (bit-equal predictions)
+        for j in range(m):
+            out[j] += W[d, j]
+
+
+@kernel
+def _mo_predict_many(X, intercept, W, out):
+    for t in range(X.shape[0]):
+        _mo_predict_one(X[t], intercept, W, out[t])
+
+
+# ---------------------------------------------------------------------- MORES
+@kernel
+def _flat_copy(A, buf, at, into_buffer):
+    """buf[at : at + A.size] <- A row by row (``into_buffer``), or back; the next index."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        for j in range(A.shape[1]):
+            if into_buffer:
+                buf[at] = Ai[j]
+            else:
+                Ai[j] = buf[at]
+            at += 1
+    return at
+
+
+@kernel
+def _finite(A):
+    """Whether every entry of the 2-D array A is finite (in A's own dtype)."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        for j in range(A.shape[1]):
+            if not np.isfinite(Ai[j]):
+                return False
+    return True
+
+
+@kernel
+def _certainly_positive_definite(E, rel_margin, L):
+    """True when E - rel_margin ||E||_F I has a Cholesky factor (``L`` is scratch).
+
+    Then lambda_min(E) > rel_margin ||E||_F up to the factorisation's backward
+    error (about m^2 eps ||E||), so with rel_margin far above the error of a
+    Jacobi eigendecomposition (a few m tol ||E||_F) every eigenvalue that
+    :func:`jacobi_eigh` would compute is positive. False proves nothing.
+    Stops at the first pivot that is not positive. Cost <= m^3 / 6.
+    """
+    m = E.shape[0]
+    frob = 0.0
+    for i in range(m):
+        for j in range(m):
+            frob += E[i, j] * E[i, j]
+    shift = rel_margin * np.sqrt(frob)
+    if not shift > 0.0:  # E == 0, or not finite
+        return False
+    for j in range(m):
+        Lj = L[j]
+        d = E[j, j] - shift
+        for k in range(j):
+            d -= Lj[k] * Lj[k]
+        if not d > 0.0:
+            return False
+        ljj = np.sqrt(d)
+        Lj[j] = ljj
+        inv = 1.0 / ljj
+        for i in range(j + 1, m):
+            Li = L[i]
+            acc = E[i, j]
+            for k in range(j):
+                acc -= Li[k] * Lj[k]
+            Li[j] = acc * inv
+    return True
+
+
+@kernel
+def _mores_step(
+    xin, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, undo, yhat,
+):
+    """One MORES step (SPEC 5.1): predict, update M, N, Q, then W-, S-, Omega-steps.
+
+    ``yhat`` receives the prequential prediction W_{t-1}^T x. Returns OK, or
+    INVALID (with nothing but scratch and ``yhat`` written) when the sample is
+    not finite, or when its update is not: a finite x of 1e20 overflows
+    x x^T in float32 and the W-step's solve in float64 (issue 15). The
+    step is too entangled to bound in advance, so the learnt matrices are
+    copied to ``undo`` first (D^2 + D m + 5 m^2 values against the
+    step's D^3 flops) and put back when any of them comes out non-finite.
+    """
+    ok, _ = _load_and_predict(xin, y, intercept, W, work_x, yhat)
+    if not ok:
+        return INVALID
+    at = 0
+    for A in (M, N, Q, S, S_inv, Om, Om_inv):
+        at = _flat_copy(A, undo, at, True)
+    _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
+                  work_x, y, work_DD, work_D, work_Dm, work_mm, work_m)
+    if (_finite(W) and _finite(M) and _finite(N) and _finite(Q) and _finite(S)
+            and _finite(S_inv) and _finite(Om) and _finite(Om_inv)):
+        return OK
+    W0 = work_Dm[0]  # W_{t-1}, kept by the update
+    for k in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            W[k, j] = W0[k, j]
+    at = 0
+    for A in (M, N, Q, S, S_inv, Om, Om_inv):
+        at = _flat_copy(A, undo, at, False)
+    return INVALID
+
+
+@kernel
+def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
+                  x, y, work_DD, work_D, work_Dm, work_mm, work_m):
+    """The update of :func:`_mores_step` on the loaded sample ``x`` (with its constant 1)."""
+    D = W.shape[0]
+    m = W.shape[1]
+
+    # -- statistics; x_i x_j == x_j x_i bit for bit keeps M exactly symmetric
+    for i in range(D):
+        xi = x[i]
+        Mi = M[i]
+        for j in range(D):
+            Mi[j] = mu * Mi[j] + xi * x[j]
+        Ni = N[i]
+        for j in range(m):
+            Ni[j] = mu * Ni[j] + xi * y[j]
+    for i in range(m):
+        yi = y[i]
+        Qi = Q[i]
+        for j in range(m):
+            Qi[j] = mu * Qi[j] + yi * y[j]
+
+    A = work_DD
+    W0 = work_Dm[0]
+    R1 = work_Dm[1]
+    R2 = work_Dm[2]
+    K = work_mm[0]
+    B = work_mm[1]
+    V = work_mm[2]
+    G = work_mm[3]
+    E = work_mm[4]
+    L = work_mm[5]
+    Linv = work_mm[6]
+    diag = work_D[0]
+    off = work_D[1]
+    beta = work_D[2]
+    p = work_D[3]
+    s = work_m[0]
+    t = work_m[1]
+
+    for k in range(D):
+        Wk = W[k]
+        W0k = W0[k]
+        for j in range(m):
+            W0k[j] = Wk[j]
+
+    # -- S Omega^-1 = G^-T diag(s) G^T with Omega^-1 = K K^T, K^T S K = V^T diag(s) V
+    # (V's rows are the eigenvectors), G = K V^T
+    cholesky(Om_inv, K, _PIVOT_FLOOR)
+    for i in range(m):  # E = S K
+        Ei = E[i]
+        Si = S[i]
+        for j in range(m):
+            acc = 0.0
+            for k in range(m):
+                acc += Si[k] * K[k, j]
+            Ei[j] = acc
+    for i in range(m):  # B = K^T (S K), exactly symmetric
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(m):
+                acc += K[k, i] * E[k, j]
+            B[i, j] = acc
+            B[j, i] = acc
+    set_identity(V)
+    jacobi_eigh(B, V, tol, _MAX_SWEEPS)
+    for j in range(m):
+        s[j] = B[j, j]
+    for i in range(m):  # G = K V^T
+        Gi = G[i]
+        Ki = K[i]
+        for j in range(m):
+            Vj = V[j]
+            acc = 0.0
+            for k in range(m):
+                acc += Ki[k] * Vj[k]
+            Gi[j] = acc
+
+    # -- W-step: RHS = W_{t-1} Omega + C N S; with Y = W G^-T the columns decouple,
+    # (I + C s_j M) y_j = (RHS G)_j; then W = Y G^T.
+    # RHS G = W_{t-1} (Omega G) + N (C S G): two m x m products, then one pass over D
+    H1 = B
+    H2 = E
+    for i in range(m):
+        H1i = H1[i]
+        H2i = H2[i]
+        for j in range(m):
+            H1i[j] = 0.0
+            H2i[j] = 0.0
+        Omi = Om[i]
+        Si = S[i]
+        for k in range(m):
+            a = Omi[k]
+            b = C * Si[k]
+            Gk = G[k]
+            for j in range(m):
+                H1i[j] += a * Gk[j]
+                H2i[j] += b * Gk[j]
+    for k in range(D):  # R2 = W_{t-1} H1 + N H2
+        W0k = W0[k]
+        Nk = N[k]
+        R2k = R2[k]
+        for j in range(m):
+            R2k[j] = 0.0
+        for i in range(m):
+            a = W0k[i]
+            b = Nk[i]
+            H1i = H1[i]
+            H2i = H2[i]
+            for j in range(m):
+                R2k[j] += a * H1i[j] + b * H2i[j]
+    # (I + C s_j M)^-1 for all j at once: M = Q T Q^T (Householder, T tridiagonal)
+    tridiagonalize(M, A, diag, off, beta, p)
+    apply_reflectors(A, beta, R2, t, True)
+    for j in range(m):
+        t[j] = C * s[j]
+    shifted_tridiagonal_solve(diag, off, t, R2, R1)
+    apply_reflectors(A, beta, R2, t, False)
+    for k in range(D):  # W = Y G^T
+        R2k = R2[k]
+        Wk = W[k]
+        for j in range(m):
+            Gj = G[j]
+            acc = 0.0
+            for i in range(m):
+                acc += R2k[i] * Gj[i]
+            Wk[j] = acc
+
+    # -- S-step: E = W^T (M W - N) - N^T W + Q
+    for k in range(D):  # R1 = M W - N
+        Mk = M[k]
+        R1k = R1[k]
+        Nk = N[k]
+        for j in range(m):
+            R1k[j] = -Nk[j]
+        # rows of W two at a time, the sum kept in sequential order
+        i = 0
+        while i + 1 < D:
+            a = Mk[i]
+            b = Mk[i + 1]
+            Wi = W[i]
+            Wn = W[i + 1]
+            for j in range(m):
+                R1k[j] = R1k[j] + a * Wi[j] + b * Wn[j]
+            i += 2
+        if i < D:
+            a = Mk[i]
+            Wi = W[i]
+            for j in range(m):
+                R1k[j] += a * Wi[j]
+    for i in range(m):
+        for j in range(i, m):
+            acc = Q[i, j]
+            for k in range(D):
+                acc += W[k, i] * R1[k, j] - N[k, i] * W[k, j]
+            E[i, j] = acc
+            E[j, i] = acc
+    # E is PSD in exact arithmetic but formed as a difference of large terms;
+    # cancellation can leave eigenvalues of order -eps ||Q||, which would push
+    # an eigenvalue of S above 1. Clip them at 0 (E is left bit-for-bit as it
+    # is when it is already PSD). The eigendecomposition is skipped when E is
+    # certified positive definite by a margin far above Jacobi's error (then
+    # it could find no negative eigenvalue: same E bit for bit, and the usual
+    # case).
+    negative = False
+    if not _certainly_positive_definite(E, _PSD_MARGIN * m * m * tol, L):
+        for i in range(m):
+            for j in range(m):
+                B[i, j] = E[i, j]
+        set_identity(V)
+        jacobi_eigh(B, V, tol, _MAX_SWEEPS)
+        for j in range(m):
+            if B[j, j] < 0.0:
+                negative = True
+    if negative:
+        for i in range(m):
+            for j in range(i, m):
+                acc = 0.0
+                for k in range(m):
+                    lk = B[k, k]
+                    if lk > 0.0:
+                        acc += lk * V[k, i] * V[k, j]
+                E[i, j] = acc
+                E[j, i] = acc
+    g = 1.0 / (gamma + tau)
+    hc = 0.5 * C
+    for i in range(m):
+        for j in range(m):
+            v = gamma * S_inv[i, j] + hc * E[i, j]
+            if i == j:
+                v += tau
+            S_inv[i, j] = v * g
+    spd_inverse(S_inv, S, L, Linv, _PIVOT_FLOOR)
+
+    # -- Omega-step: D = W_t - W_{t-1}
+    for k in range(D):
+        Wk = W[k]
+        W0k = W0[k]
+        R1k = R1[k]
+        for j in range(m):
+            R1k[j] = Wk[j] - W0k[j]
+    for i in range(m):
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(D):
+                acc += R1[k, i] * R1[k, j]
+            E[i, j] = acc
+            E[j, i] = acc
+    for i in range(m):
+        for j in range(m):
+            v = gamma * Om_inv[i, j] + 0.5 * E[i, j]
+            if i == j:
+                v += tau
+            Om_inv[i, j] = v * g
+    spd_inverse(Om_inv, Om, L, Linv, _PIVOT_FLOOR)
+
+
+@kernel
+def _mores_learn_many(
+    X, Y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+    skip, out,
+):
+    """Learn a block; ``out[t]`` = prequential prediction of row t.
+
+    Returns -1, or the index of the first invalid row when ``skip`` is False
+    (rows before it learnt, it and the rows after it untouched).
+    """
+    for t in range(X.shape[0]):
+        status = _mores_step(
+            X[t], Y[t], intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+            C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+            out[t],
+        )
+        if status == OK:
+            counts[0] += 1
+        elif skip:
+            counts[1] += 1
+        else:
+            return t
+    return -1
+
+
+@kernel
+def _mores_learn_one(
+    x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
+    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
+    skip, out,
+):
+    status = _mores_step(
+        x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+        C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo, out,
+    )
+    if status == OK:
+        counts[0] += 1
+    elif skip:
+        counts[1] += 1
+    return status
+
+
+# ---------------------------------------------------------- SOMOR and PA-I/II
+@kernel
+def _somor_step(xin, y, intercept, W, eps, x, r, yhat, bound):
+    """W <- W + x r^T max(0, 1 - eps/||r||) / ||x||^2, r = y - W^T x (SPEC 5.1)."""
+    ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
+    if not ok:
+        return INVALID
+    D = W.shape[0]
+    m = W.shape[1]
+    rr = 0.0
+    for j in range(m):
+        rj = y[j] - yhat[j]
+        r[j] = rj
+        rr += rj * rj
+    rn = np.sqrt(rr)
+    if not np.isfinite(rn):
+        return INVALID
+    if rn > eps and xx > 0.0:
+        f = (1.0 - eps / rn) / xx
+        if W.itemsize == 4:  # r is stored in float32 too: 3.5e38 -> inf
+            for j in range(m):
+                if not np.isfinite(r[j]):
+                    return INVALID
+        grow = _step_fits(W, bound, xx, rr * (f * f))
+        if not grow >= 0.0:
+            return INVALID
+        for k in range(D):
+            a = x[k] * f
+            Wk = W[k]
+            for j in range(m):
+                Wk[j] += a * r[j]
+        _grew(bound, grow)
+    return OK
+
+
+@kernel
+def _pa_step(xin, y, intercept, W, variant, C, eps, x, r, yhat, bound):
+    """Passive-aggressive regression per output (Crammer et al. 2006, section 5).
+
+    loss_j = max(0, |y_j - w_j^T x| - eps); step
+    tau_j = min(C, loss_j / ||x||^2) (PA-I, variant 1) or
+    tau_j = loss_j / (||x||^2 + 1/(2C)) (PA-II, variant 2);
+    w_j <- w_j + sign(y_j - w_j^T x) tau_j x.
+    """
+    ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
+    if not ok:
+        return INVALID
+    D = W.shape[0]
+    m = W.shape[1]
+    any_step = False
+    ss = 0.0
+    for j in range(m):
+        e = y[j] - yhat[j]
+        loss = abs(e) - eps
+        r[j] = 0.0
+        if loss > 0.0 and xx > 0.0:
+            if variant == 1:
+                step = min(C, loss / xx)
+            else:
+                step = loss / (xx + 0.5 / C)
+            r[j] = step if e > 0.0 else -step
+            any_step = True
+            ss += step * step
+    if not any_step:
+        return OK
+    if W.itemsize == 4:  # r is stored in float32 too
+        for j in range(m):
+            if not np.isfinite(r[j]):
+                return INVALID
+    grow = _step_fits(W, bound, xx, ss)
+    if not grow >= 0.0:
+        return INVALID
+    for k in range(D):
+        xk = x[k]
+        Wk = W[k]
+        for j in range(m):
+            Wk[j] += xk * r[j]
+    _grew(bound, grow)
+    return OK
+
+
+@kernel
+def _lin_learn_one(x, y, intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
+                   out):
+    if kind == 0:
+        status = _somor_step(x, y, intercept, W, eps, work_x, work_m, out, work_bound)
+    else:
+        status = _pa_step(x, y, intercept, W, kind, C, eps, work_x, work_m, out, work_bound)
+    if status == OK:
+        counts[0] += 1
+    elif skip:
+        counts[1] += 1
+    return status
+
+
+@kernel
+def _lin_learn_many(X, Y, intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
+                    out):
+    """Block kernel of SOMOR (kind 0), PA-I (kind 1) and PA-II (kind 2)."""
+    for t in range(X.shape[0]):
+        status = _lin_learn_one(
+            X[t], Y[t], intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
+            out[t]
+        )
+        if status != OK and not skip:
+            return t
+    return -1
+
+
+# Kernels here call linalg's: recompile them when linalg.py changes (see _jit).
+recompile_with(globals(), _linalg_module)

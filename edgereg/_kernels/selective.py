@@ -1,0 +1,947 @@
+"""SelectiveSampler's kernels: BBQ's query, the RLS step, the demo window, the switch test.
+
+SPEC.md section 4. Per round (inputs of unit norm, r' = x^T A_{t-1}^-1 x)::
+
+    r_t = r' / (1 + r'),  ask for y_t iff r_t > t^-kappa,
+    switch when C_t = |w_t^T x_t - h_t^T x_t| > K_t
+
+with the queried examples learnt by DFOP's symmetric Sherman-Morrison step at
+lambda = 1, and h the demo classifier refitted on the window of the last L_t
+labelled examples. The block kernels share the per-round helpers; the
+derivation and the measured speed choices: docs/design/selective.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, recompile_with
+from . import dfop as _dfop_kernels
+from . import linalg as _linalg_kernels
+from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
+    _EPS32,
+    _EPS64,
+    _diagonal_slack,
+    _update_fits,
+)
+from .linalg import symv as _symv
+
+OK = 0
+INVALID = 1
+
+#: Capacity of the record of switch steps (the most recent ones are kept; the
+#: total is counted without limit). Fixed memory: 64 int64.
+SWITCH_RECORD = 64
+
+# Indices into ``counts``.
+_SEEN = 0  # valid rounds processed (queried or not)
+_SKIPPED = 1  # samples skipped as invalid
+_T = 2  # rounds of the current epoch (since the last restart)
+_QUERIES = 3  # labels used
+_SWITCHES = 4  # switches declared (total)
+_HEAD = 5  # next write position in the window ring
+_SIZE = 6  # labelled examples in the window
+_REBUILT = 7  # epoch round t of the last demo rebuild
+_REBUILDS = 8  # demo rebuilds (total)
+_DEMO = 9  # labels asked for the demo classifier only (demo rounds BBQ did not query)
+_N_COUNTS = 10
+
+# What a round does with its label (``_assess``'s decision).
+NO_LABEL = 0
+DEMO_LABEL = 1  # asked for the demo window only
+BBQ_LABEL = 2  # asked by the BBQ rule (or given, in learn mode): learnt by the estimator
+
+
+
+# Indices into ``work_cache``: bracket [t0, t1] of the query threshold with
+# f0 = t0^-kappa, f1 = t1^-kappa (``_bbq_query``), and the lower bound c_1^2 of
+# c^2 in the switch test. Stale entries (other kappa or delta, t out of the
+# bracket) are recomputed; the decisions never depend on the cache, only
+# whether a pow or log is evaluated.
+_C_T0, _C_T1, _C_F0, _C_F1, _C_KAPPA, _C_CLO2, _C_DELTA = range(7)
+_N_CACHE = 8
+# Indices into ``work_screen`` (``_switch_screen``): r'_L = ||V^T x||^2 lies in
+# [mu ||x||^2, hi ||x||^2] for the current demo factor V (written by
+# ``_refit`` with V; mu = 0, hi = 1e300, true of any V, in a fresh state and
+# in one loaded from a file saved without this field), c = c_t at epoch
+# round t_c, a lower bound of c_t for t in [t_c, 2 t_c) and that delta, and
+# the machine epsilon of the dtype (for ``_refit``'s margin).
+_S_MU, _S_HI, _S_C, _S_TC, _S_DELTA, _S_EPS = range(6)
+_N_SCREEN = 8
+#: Below this epoch round the threshold t^-kappa is always computed exactly.
+_BRACKET_FROM = 64
+#: Relative margin of the bracket's bounds. States saved before the bounds
+#: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
+#: margin covers that too.
+_BRACKET_MARGIN = 1e-11
+#: Up to this d the demo product runs over whole rows of V (measured faster
+#: than the triangle: d = 10 and 50); above it, over the upper triangle only.
+_FULL_ROWS_UP_TO = 64
+#: Up to this d, A^-1 x is summed in registers (``_symv8``, measured faster at
+#: d = 10 and 16), above it by row axpys (``_symv``, faster from d = 24).
+_REGISTER_SYMV_UP_TO = 16
+
+
+
+# --------------------------------------------------------------------- kernels
+@kernel
+def _prepare(X, t, normalize, xn):
+    """xn = X[t] / ||X[t]|| (x = 0 stays 0), or a copy; False if X[t] is not finite.
+
+    One pass finds max|x_j|, whether every x_j is finite (the sum of
+    x_j - x_j is 0, or NaN from an inf or NaN) and sum x_j^2; when
+    1e-140 < max|x_j| < 1e140 (no square underflows to a denormal, and the
+    sum cannot overflow for d < 1e28) the scale is 1 / sqrt(sum x_j^2).
+    Otherwise the norm is taken of x / max|x_j|, which neither overflows nor
+    underflows for any finite x (a second pass). The scale is then rounded
+    down by (d + 8) eps, plus 2 eps of float32 when xn is float32 (the
+    rounding to storage), more than the relative error of computing it, of
+    xn and of ||xn||^2: the computed ||xn||^2 never exceeds 1 (the bounds
+    assume ||x|| <= 1). So r_t = t^-kappa, an exact tie at the start of an
+    epoch (A = I: r'_t = ||xn||^2, r_t = 1/2 = 4^-1/2 with kappa = 1/2), is
+    decided alike whatever the scale of x (no query).
+
+    Row t of a 2-D block (the one-sample paths pass x as a 1 x d view): no
+    row view is made, and the single exit lets numba drop the reference
+    counting of the arguments.
+    """
+    d = X.shape[1]
+    m = 0.0
+    ss = 0.0
+    z = 0.0
+    for j in range(d):
+        v = np.float64(X[t, j])
+        z += v - v
+        a = abs(v)
+        m = a if a > m else m
+        ss += v * v
+    finite = z == 0.0
+    scale = 1.0  # a copy when not normalising, and x = 0 stays 0
+    if finite and normalize and m > 0.0:
+        if 1e-140 < m < 1e140:
+            scale = 1.0 / math.sqrt(ss)
+        else:
+            inv_m = 1.0 / m
+            ss = 0.0
+            for j in range(d):
+                v = np.float64(X[t, j]) * inv_m
+                ss += v * v
+            scale = inv_m / math.sqrt(ss)  # ss in [1, d]: no overflow
+        down = (d + 8) * _EPS64
+        if xn.itemsize == 4:
+            down += 2.0 * _EPS32
+        scale *= 1.0 - down
+    if finite:
+        # np.float64(...): float64 products under NUMBA_DISABLE_JIT too, where
+        # a float32 element times a Python float would stay float32 (NEP 50).
+        for j in range(d):
+            xn[j] = np.float64(X[t, j]) * scale
+    return finite
+
+
+@kernel
+def _isqrt(t):
+    s = int(math.sqrt(t))
+    while s * s > t:
+        s -= 1
+    while (s + 1) * (s + 1) <= t:
+        s += 1
+    return s
+
+
+@kernel
+def _window_length(t, window0, window_max):
+    """L_t = min(window0 + floor(sqrt(t)), window_max)."""
+    L = window0 + _isqrt(t)
+    return L if L < window_max else window_max
+
+
+@kernel
+def _window_bracket(t, window0, window_max):
+    """(L_t, t_lo, t_hi): L_s = L_t for every s in [t_lo, t_hi).
+
+    With q = floor(sqrt(t)), floor(sqrt(s)) = q for q^2 <= s < (q + 1)^2;
+    once window0 + q >= window_max, L stays window_max for every s >= t_lo.
+    ``_run_block`` keeps the bracket and recomputes it only when t leaves it
+    (t grows by one per round, and returns to 1 on a restart).
+    """
+    q = _isqrt(t)
+    L = window0 + q
+    t_lo = q * q
+    t_hi = (q + 1) * (q + 1)
+    if L >= window_max:
+        L = window_max
+        t_hi = np.iinfo(np.int64).max
+    return L, t_lo, t_hi
+
+
+@kernel
+def _demo_triangle(xn, V, v):
+    """v = V^T x, so that r'_L = x^T A_L^-1 x = ||v||^2 (``_products``): d^2 / 2 multiply-adds.
+
+    V = U^-1 is upper triangular (A_L = U^T U, so A_L^-1 = V V^T): v is a
+    sequence of axpys on the rows of V. The inner loops run over
+    ``range(d - j)`` (offset j): numba vectorises those, not ``range(j, d)``.
+    """
+    d = xn.shape[0]
+    for i in range(d):
+        v[i] = 0.0
+    for j in range(d):
+        xj = np.float64(xn[j])
+        for i in range(d - j):
+            v[j + i] += V[j, j + i] * xj
+
+
+@kernel
+def _demo_rows(xn, V, v):
+    """``_demo_triangle`` over whole rows of V: the zeros below the diagonal
+    add only signed zeros, so ||v||^2 is the same bits; short rows
+    (d <= ``_FULL_ROWS_UP_TO``) loop faster this way."""
+    d = xn.shape[0]
+    for i in range(d):
+        v[i] = 0.0
+    for j in range(d):
+        xj = np.float64(xn[j])
+        Vj = V[j]  # a row view vectorises better here than V[j, i]
+        for i in range(d):
+            v[i] += xj * Vj[i]
+
+
+@kernel
+def _bbq_query(r, t, kappa, cache):
+    """r > t^-kappa, with t^-kappa evaluated only when r is too close to it for the bounds.
+
+    For t in a cached bracket [t0, t1] (t1 = t0 + t0 // 64), with f0 = t0^-kappa
+    and f1 = t1^-kappa: f = t^-kappa is decreasing, so f1 <= f(t) <= f0, and
+    convex, so f lies below the chord from (t0, f0) to (t1, f1) and above
+    its tangent at t1, f1 (1 + kappa (t1 - t) / t1). Those bounds are at
+    most kappa (kappa + 1) / 2 (1 / 64)^2 apart (relatively; 9e-5 for
+    kappa = 1/2); widened by 1e-11 (relative) against the rounding of pow
+    and of their own evaluation, r above the upper or at/below the lower
+    decides exactly as the direct comparison.
+    BBQ keeps r_t within about 1% of t^-kappa, so the ends alone would
+    leave most rounds undecided. A pow is computed when the bracket moves
+    (once every t / 64 rounds: the next bracket starts at the old t1) and
+    when r lies between the bounds.
+    """
+    tf = float(t)
+    if t < _BRACKET_FROM:
+        return r > tf ** (-kappa)
+    if not (cache[_C_T0] <= tf <= cache[_C_T1]) or cache[_C_KAPPA] != kappa:
+        if cache[_C_KAPPA] == kappa and tf == cache[_C_T1] + 1.0:
+            t0 = cache[_C_T1]  # the usual move: t just left the bracket
+            f0 = cache[_C_F1]
+        else:
+            t0 = tf
+            f0 = tf ** (-kappa)
+        t1 = t0 + float(int(t0) // 64)
+        cache[_C_T0] = t0
+        cache[_C_T1] = t1
+        cache[_C_F0] = f0
+        cache[_C_F1] = t1 ** (-kappa)
+        cache[_C_KAPPA] = kappa
+    f0 = cache[_C_F0]
+    f1 = cache[_C_F1]
+    if r > f0 * (1.0 + _BRACKET_MARGIN):
+        return True
+    if r <= f1 * (1.0 - _BRACKET_MARGIN):
+        return False
+    t0 = cache[_C_T0]
+    t1 = cache[_C_T1]
+    if r > (f0 + (f1 - f0) * ((tf - t0) / (t1 - t0))) * (1.0 + _BRACKET_MARGIN):
+        return True
+    if r <= f1 * (1.0 + kappa * ((t1 - tf) / t1)) * (1.0 - _BRACKET_MARGIN):
+        return False
+    return r > tf ** (-kappa)
+
+
+@kernel
+def _switch_test(f, rp, g, rLp, t, delta, cache):
+    """C_t > K_t with the margins and r's of SPEC.md section 4 (see module notes).
+
+    The log and square roots are needed only when C_t exceeds a lower bound
+    of K_t: with s = r + r_L, sqrt(r) + sqrt(r_L) >= sqrt(s) and c >= c_1 (c
+    at t = 1, c grows with t), so K_t >= c_1 sqrt(s) + s. C_t - s <= 0, or
+    (C_t - s)^2 <= c_1^2 s (c_1^2 lowered by 1e-9 against rounding), proves
+    C_t <= K_t; otherwise K_t is computed as written.
+    """
+    r = rp / (1.0 + rp)
+    rL = rLp / (1.0 + rLp)
+    C = abs(f / (1.0 + rp) - g / (1.0 + rLp))
+    s = r + rL
+    D = C - s
+    if D <= 0.0:
+        return False
+    if cache[_C_DELTA] != delta:
+        c1 = math.sqrt(2.0 * math.log(4.0 / delta)) + 1.0  # delta_1 = delta / 2
+        cache[_C_CLO2] = c1 * c1 * (1.0 - 1e-9)
+        cache[_C_DELTA] = delta
+    if D * D <= cache[_C_CLO2] * s:
+        return False
+    tf = float(t)
+    delta_t = delta / (tf * (tf + 1.0))
+    c = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
+    K = c * math.sqrt(r) + r + c * math.sqrt(rL) + rL
+    return C > K
+
+
+@kernel
+def _switch_screen(f, rp, nn, g, t, delta, screen):
+    """True when C_t <= K_t holds for every r'_L within its bounds: no switch this round.
+
+    Needs no V^T x (d^2 / 2 per round): r'_L lies in [lo, hi] =
+    [mu ||x||^2, hi ||x||^2] (``_refit``). K_t grows with r'_L and c_t with
+    t, so K_t >= c_lo (sqrt(r) + sqrt(r_lo)) + r + r_lo with
+    r_lo = lo / (1 + lo) and c_lo = c at a round <= t (cached, recomputed
+    when t doubles, restarts or delta changes). h_t^T x = g / (1 + r'_L) lies
+    between g / (1 + hi) and g / (1 + lo), so C_t is at most the larger
+    distance from w_t^T x = a to those two ends. The bound of K_t is
+    lowered by 1e-9 (relative) and 1e-12 (|a| + |g|) against the rounding of
+    both sides, so True implies that ``_switch_test`` returns False. False
+    (the caller computes r'_L and runs ``_switch_test``) when the bounds do
+    not decide, when a square root is NaN (r' rounded below 0) and when
+    ||x||^2 >= 1e300 (below, a skipped r'_L, about ||x||^2 at most as
+    A_L >= I, is finite: the row is valid exactly when ``_assess_one``
+    finds it valid).
+    """
+    tf = float(t)
+    if not (screen[_S_TC] <= tf < 2.0 * screen[_S_TC]) or screen[_S_DELTA] != delta:
+        delta_t = delta / (tf * (tf + 1.0))
+        screen[_S_C] = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
+        screen[_S_TC] = tf
+        screen[_S_DELTA] = delta
+    inv = 1.0 / (1.0 + rp)
+    a = f * inv
+    r = rp * inv
+    lo = nn * screen[_S_MU]
+    q = 1.0 / (1.0 + lo)
+    r_lo = lo * q
+    z_near = g * q
+    z_far = g / (1.0 + nn * screen[_S_HI])  # 0 if nn * hi overflows: still an end
+    K = (screen[_S_C] * (math.sqrt(r) + math.sqrt(r_lo)) + r + r_lo) * (1.0 - 1e-9)
+    K -= 1e-12 * (abs(a) + abs(g))
+    return nn < 1e300 and abs(a - z_near) <= K and abs(a - z_far) <= K
+
+
+@kernel
+def _rebuild(window_X, window_y, head, m, hw, V, acc):
+    """Refit the demo classifier from scratch on the last m labelled examples.
+
+    A_L = I + sum x_i x_i^T and b_L = sum y_i x_i are formed (upper triangle
+    of ``V``), factored A_L = U^T U (Cholesky, right-looking: A_L >= I, so
+    every pivot is >= 1), U is inverted in place (V = U^-1, rows from the
+    last) and h = A_L^-1 b_L = V (V^T b_L). Then per round
+    x^T A_L^-1 x = ||V^T x||^2 (``_demo_triangle``). Every inner loop is an
+    axpy on a row segment (vectorised): m d^2 / 2 + d^3 / 3 multiply-adds in
+    place, ``acc`` is scratch. Returns lam >= the largest eigenvalue of the
+    A_L formed (Gershgorin's bound, max_i sum_j |A_L[i, j]|) for ``_refit``.
+    """
+    d = hw.shape[0]
+    for i in range(d):
+        hw[i] = 0.0
+        Vi = V[i]
+        for j in range(d):
+            Vi[j] = 0.0
+        Vi[i] = 1.0
+    cap = window_X.shape[0]
+    start = head - m
+    if start < 0:
+        start += cap
+    for k in range(m):
+        r = start + k
+        if r >= cap:
+            r -= cap
+        xk = window_X[r]
+        yk = np.float64(window_y[r])
+        for a in range(d):
+            xa = np.float64(xk[a])
+            hw[a] += yk * xa
+            Va = V[a]
+            for j in range(d - a):
+                Va[a + j] += xa * xk[a + j]
+    # Gershgorin: lambda_max(A_L) <= max_i sum_j |A_L[i, j]| (row i of the upper
+    # triangle plus column i above the diagonal, accumulated in acc).
+    for j in range(d):
+        acc[j] = 0.0
+    lam = 0.0
+    for i in range(d):
+        Vi = V[i]
+        s = 0.0
+        for j in range(d - i):
+            s += abs(np.float64(Vi[i + j]))
+        for j in range(d - i - 1):
+            acc[i + 1 + j] += abs(np.float64(Vi[i + 1 + j]))
+        if s + acc[i] > lam:
+            lam = s + acc[i]
+    # Cholesky A_L = U^T U in place (upper), by rank-one updates of the trailing rows.
+    for k in range(d):
+        Vk = V[k]
+        ukk = math.sqrt(np.float64(Vk[k]))
+        Vk[k] = ukk
+        inv = 1.0 / ukk
+        for j in range(d - k - 1):
+            Vk[k + 1 + j] *= inv
+        for ii in range(d - k - 1):
+            i = k + 1 + ii  # offsets from range(0, .): numba then vectorises
+            uki = np.float64(Vk[i])
+            Vi = V[i]
+            for j in range(d - i):
+                Vi[i + j] -= uki * Vk[i + j]
+    # V = U^-1 in place: V_ij = -(1/U_ii) sum_{i<k<=j} U_ik V_kj (rows below already V).
+    for r in range(d):
+        i = d - 1 - r
+        Vi = V[i]
+        for j in range(d):
+            acc[j] = 0.0
+        for kk in range(d - i - 1):
+            k = i + 1 + kk
+            uik = np.float64(Vi[k])
+            Vk = V[k]
+            for j in range(d - k):
+                acc[k + j] += uik * Vk[k + j]
+        vii = 1.0 / np.float64(Vi[i])
+        Vi[i] = vii
+        for j in range(d - i - 1):
+            Vi[i + 1 + j] = -vii * acc[i + 1 + j]
+    # h = V (V^T b_L).
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        bi = np.float64(hw[i])
+        Vi = V[i]
+        for j in range(d - i):
+            acc[i + j] += bi * Vi[i + j]
+    for i in range(d):
+        Vi = V[i]
+        s = 0.0
+        for j in range(d - i):
+            s += np.float64(Vi[i + j]) * acc[i + j]
+        hw[i] = s
+    return lam
+
+
+@kernel
+def _refit(window_X, window_y, head, m, hw, V, acc, screen):
+    """``_rebuild``, then the bounds of r'_L = ||V^T x||^2 that ``_switch_screen`` uses.
+
+    The stored A_L (formed in V, then factored) is >= I, and its largest
+    eigenvalue is <= lam (Gershgorin, returned by ``_rebuild``), so
+    ||x||^2 / lam <= x^T A_L^-1 x <= ||x||^2. The computed ||V^T x||^2
+    differs from x^T A_L^-1 x by the rounding of the Cholesky factor and its
+    inverse: relatively at most O(d^2 kappa eps) (the worst-case bounds),
+    kappa <= lam. The bounds are widened by 8 d^2 lam eps (float64, d = 10,
+    lam = 2000: 3.6e-10; float32, d = 10, lam = 50: 0.005), and dropped
+    (mu = 0, hi = 1e300, true of any V) when that is not below 0.25.
+    Every change of V goes through here, so the bounds always belong to the
+    current V.
+    """
+    lam = _rebuild(window_X, window_y, head, m, hw, V, acc)
+    d = V.shape[0]
+    slack = 8.0 * d * d * lam * screen[_S_EPS]
+    if slack < 0.25:
+        screen[_S_MU] = (1.0 - slack) / lam
+        screen[_S_HI] = 1.0 + slack
+    else:
+        screen[_S_MU] = 0.0
+        screen[_S_HI] = 1e300
+
+
+@kernel
+def _gain(y, f, rp):
+    """Sherman-Morrison step sizes: w += Px (y - f) / (1 + r'), u = Px / sqrt(1 + r')."""
+    c = 1.0 / (1.0 + rp)
+    return (y - f) * c, math.sqrt(c)
+
+
+@inline_kernel
+def _learnable(y, f, rp, w, P, Px):
+    """Whether ``_update`` may learn (x, y): decided before anything is written (issue 15).
+
+    With A^-1 <= I and normalised inputs the update is always finite; a raw
+    input of 4.3e9 followed by 1e150, or a state loaded with an entry at
+    its bound, is not. Refused: 1 + r' not positive, an update that would
+    overflow in the stored dtype (DFOP's ``_update_fits``: max |u_i|^2 in
+    A^-1, max |w_i| + max |Px_i| |gain| in w), or an updated diagonal entry
+    P_ii - Px_i^2 / (1 + r') below -8 d eps (A^-1's scale is 1). d
+    multiply-adds per labelled round.
+    """
+    den = 1.0 + rp
+    if not den > 0.0:
+        return False
+    c = 1.0 / den
+    big = 0.0
+    wbig = 0.0
+    for j in range(Px.shape[0]):
+        a = abs(Px[j])
+        big = a if a > big else big
+        b = abs(np.float64(w[j]))
+        wbig = b if b > wbig else wbig
+    if not _update_fits(big, wbig, c, (y - f) * c, False, P.itemsize == 4):
+        return False
+    slack = _diagonal_slack(Px.shape[0], P.itemsize == 4)
+    for i in range(Px.shape[0]):
+        if np.float64(P[i, i]) - (Px[i] * Px[i]) * c < -slack:
+            return False
+    return True
+
+
+@kernel
+def _update(y, f, rp, w, P, Px):
+    """Learn (x, y) given Px = A^-1 x, f = w^T x, r' = x^T Px (Sherman-Morrison, lambda = 1).
+
+    w <- w + Px (y - f) / (1 + r'), A^-1 <- A^-1 - u u^T with
+    u = Px / sqrt(1 + r') (``_dfop_step``'s symmetric form: A^-1 stays
+    exactly symmetric); Px is left holding u.
+
+    Not ``_dfop_step``: that recomputes A^-1 x, w^T x and x^T A^-1 x, which
+    the round already has (for the query rule and the switch test), and
+    cannot fuse the next round's product (``_update_fused``); lambda = 1
+    also drops the discount's multiply and the variance cap. The entries
+    written are ``_dfop_step``'s up to the rounding of r'. Finite x
+    (|x_j| <= 1 when normalised), y and r' >= 0, checked by the caller,
+    keep it finite.
+    """
+    d = w.shape[0]
+    gain, sc = _gain(y, f, rp)
+    for j in range(d):
+        w[j] += Px[j] * gain
+        Px[j] *= sc
+    for i in range(d):
+        ui = Px[i]
+        for j in range(d):
+            P[i, j] = P[i, j] - ui * Px[j]
+
+
+@inline_kernel
+def _update_fused(y, f, rp, w, P, Px, xnext, acc):
+    """``_update``, and acc = A_new^-1 xnext accumulated in the same pass over A^-1.
+
+    The next round then needs no product of its own: the same sums in the
+    same order as ``_a_inv_x`` (which the one-sample paths call), so the
+    same bits. Inlined into the block kernels (a call passes 8 arrays).
+    """
+    d = w.shape[0]
+    gain, sc = _gain(y, f, rp)
+    for j in range(d):
+        w[j] += Px[j] * gain
+        Px[j] *= sc
+    for j in range(d):
+        acc[j] = 0.0
+    for i in range(d):
+        ui = Px[i]
+        xi = np.float64(xnext[i])
+        for j in range(d):
+            P[i, j] = P[i, j] - ui * Px[j]
+            # Re-read the stored value: in float32 it is the rounded one
+            # _symv would see.
+            acc[j] += xi * P[i, j]
+
+
+@kernel
+def _symv8(P, x, out):
+    """out = P x as ``_symv``, but each out[j] summed in a register, 8 columns at a time.
+
+    ``_symv`` adds row after row into out in memory (a load, add and store
+    chain per row); here the same products are added in the same order
+    (rows ascending, from 0.0) in 8 independent register chains per pass
+    over the rows: the same bits. Faster for short rows only (measured:
+    d = 10 and 16; slower from d = 24, see ``_a_inv_x``).
+    """
+    d = x.shape[0]
+    j0 = 0
+    while j0 + 8 <= d:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        a4 = 0.0
+        a5 = 0.0
+        a6 = 0.0
+        a7 = 0.0
+        for i in range(d):
+            xi = np.float64(x[i])
+            Pi = P[i]
+            a0 += xi * Pi[j0]
+            a1 += xi * Pi[j0 + 1]
+            a2 += xi * Pi[j0 + 2]
+            a3 += xi * Pi[j0 + 3]
+            a4 += xi * Pi[j0 + 4]
+            a5 += xi * Pi[j0 + 5]
+            a6 += xi * Pi[j0 + 6]
+            a7 += xi * Pi[j0 + 7]
+        out[j0] = a0
+        out[j0 + 1] = a1
+        out[j0 + 2] = a2
+        out[j0 + 3] = a3
+        out[j0 + 4] = a4
+        out[j0 + 5] = a5
+        out[j0 + 6] = a6
+        out[j0 + 7] = a7
+        j0 += 8
+    while j0 + 2 <= d:
+        a0 = 0.0
+        a1 = 0.0
+        for i in range(d):
+            xi = np.float64(x[i])
+            Pi = P[i]
+            a0 += xi * Pi[j0]
+            a1 += xi * Pi[j0 + 1]
+        out[j0] = a0
+        out[j0 + 1] = a1
+        j0 += 2
+    while j0 < d:
+        a0 = 0.0
+        for i in range(d):
+            a0 += np.float64(x[i]) * P[i, j0]
+        out[j0] = a0
+        j0 += 1
+
+
+@kernel
+def _a_inv_x(P, x, out):
+    """out = A^-1 x: ``_symv8`` up to d = ``_REGISTER_SYMV_UP_TO``, else ``_symv`` (same bits)."""
+    if x.shape[0] <= _REGISTER_SYMV_UP_TO:
+        _symv8(P, x, out)
+    else:
+        _symv(P, x, out)
+
+
+@kernel
+def _products(xn, w, Px, hw, v):
+    """(f, r', ||x||^2, g, r'_L) = (w^T x, x^T Px, x^T x, h^T x, ||v||^2).
+
+    Px = A^-1 x and v = V^T x are given (v = 0 and h = 0 when not
+    detecting). One loop: the five sums are independent chains that overlap
+    (without fastmath each is a serial chain of adds, the cost at small d).
+    """
+    f = 0.0
+    rp = 0.0
+    nn = 0.0  # A = I after a restart: x^T A^-1 x = ||x||^2 must be finite too
+    g = 0.0
+    rLp = 0.0
+    for j in range(xn.shape[0]):
+        xj = np.float64(xn[j])
+        f += np.float64(w[j]) * xj
+        rp += xj * Px[j]
+        nn += xj * xj
+        g += np.float64(hw[j]) * xj
+        rLp += v[j] * v[j]
+    return f, rp, nn, g, rLp
+
+
+@kernel
+def _decide(forced, detect, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
+    """What round t does with its label: BBQ_LABEL when forced or r_t > t^-kappa,
+    else DEMO_LABEL in a demo round (the last L = L_t rounds before the
+    scheduled rebuild), else NO_LABEL."""
+    ask = NO_LABEL
+    if forced:
+        ask = BBQ_LABEL
+    elif _bbq_query(rp / (1.0 + rp), t, kappa, cache):
+        ask = BBQ_LABEL
+    elif detect and t - t_rebuilt > (rebuild_every - 1) * L:
+        ask = DEMO_LABEL
+    return ask
+
+
+@kernel
+def _restart(switches, counts, w, P, xn, Px):
+    """Declare a switch at this round: record it, A^-1 = I, w = 0, Px = x; returns x^T x."""
+    k = counts[_SWITCHES]
+    switches[k % switches.shape[0]] = counts[_SEEN]
+    counts[_SWITCHES] = k + 1
+    counts[_REBUILT] = 0
+    d = w.shape[0]
+    rp = 0.0
+    for i in range(d):
+        w[i] = 0.0
+        for j in range(d):
+            P[i, j] = 0.0
+        P[i, i] = 1.0
+        xi = np.float64(xn[i])
+        Px[i] = xi
+        rp += xi * xi
+    return rp
+
+
+@inline_kernel
+def _record(xn, y, ask, detect, window_X, window_y, counts):
+    """Count a used label and push (x, y) into the window ring."""
+    counts[_QUERIES] += 1
+    if ask == DEMO_LABEL:
+        counts[_DEMO] += 1
+    if detect:
+        cap = window_X.shape[0]
+        h = counts[_HEAD]
+        for j in range(xn.shape[0]):
+            window_X[h, j] = xn[j]
+        window_y[h] = y
+        counts[_HEAD] = h + 1 if h + 1 < cap else 0
+        if counts[_SIZE] < cap:
+            counts[_SIZE] += 1
+
+
+@kernel
+def _end_round(t, detect, L, rebuild_every, counts):
+    """Close epoch round t (L = L_t); returns how many window examples the demo
+    classifier must be refitted on now (t - t_rebuild >= K L_t), else -1."""
+    counts[_T] = t
+    counts[_SEEN] += 1
+    m = -1
+    if detect:
+        if t - counts[_REBUILT] >= rebuild_every * L:
+            m = counts[_SIZE] if counts[_SIZE] < L else L
+            counts[_REBUILT] = t
+            counts[_REBUILDS] += 1
+    return m
+
+
+@kernel
+def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
+                window_X, counts, xn, Px, hx, cache):
+    """Round quantities from the state before the round; writes only work arrays.
+
+    Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
+    rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
+    detecting) and ``_decide``'s ask. Status INVALID when x (or anything
+    derived) is not finite. ``_run_block`` makes the same calls in the same
+    order (inline, with the product A^-1 x fused into the previous update,
+    and r'_L computed only when ``_switch_screen`` does not decide).
+    """
+    if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
+        return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
+    _a_inv_x(P, xn, Px)
+    if detect:
+        if xn.shape[0] <= _FULL_ROWS_UP_TO:
+            _demo_rows(xn, G, hx)
+        else:
+            _demo_triangle(xn, G, hx)
+    f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
+    if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
+            and np.isfinite(g) and np.isfinite(rLp)):
+        return f, rp, g, rLp, NO_LABEL, INVALID
+    t = counts[_T] + 1
+    ask = _decide(forced, detect, rp, t, kappa, _window_length(t, window0, window_X.shape[0]),
+                  rebuild_every, counts[_REBUILT], cache)
+    return f, rp, g, rLp, ask, OK
+
+
+@kernel
+def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache, screen):
+    """Finish a round assessed by ``_assess_one``: switch test, restart, learn, rebuild.
+
+    ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
+    BBQ_LABEL (y is learnt by the estimator and goes to the window).
+    Returns the status: INVALID (a queried label that is not finite, or one
+    whose update ``_learnable`` refuses) before anything is written.
+    """
+    if ask != NO_LABEL and not np.isfinite(y):
+        return INVALID
+    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
+        return INVALID
+    t = counts[_T] + 1
+    if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
+        rp = _restart(switches, counts, w, P, xn, Px)
+        f = 0.0
+        t = 1
+    if ask == BBQ_LABEL:
+        _update(y, f, rp, w, P, Px)
+    if ask != NO_LABEL:
+        _record(xn, y, ask, detect, window_X, window_y, counts)
+    m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
+                   counts)
+    if m >= 0:
+        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+    return OK
+
+
+@kernel
+def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
+               w, P, hw, G, window_X, window_y, switches, counts, xn, Px, hx, cache, screen):
+    """A round whose label is given (learn mode): ``_assess_one`` (forced) + ``_commit``."""
+    f, rp, g, rLp, ask, status = _assess_one(x, normalize, detect, 0.5, window0,
+                                             rebuild_every, True, w, P, hw, G, window_X,
+                                             counts, xn, Px, hx, cache)
+    if status == OK:
+        status = _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache,
+                         screen)
+    if status != OK and skip:
+        counts[_SKIPPED] += 1
+    return f, status
+
+
+@kernel
+def _products4(xn, w, Px, hw):
+    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L."""
+    f = 0.0
+    rp = 0.0
+    nn = 0.0
+    g = 0.0
+    for j in range(xn.shape[0]):
+        xj = np.float64(xn[j])
+        f += np.float64(w[j]) * xj
+        rp += xj * Px[j]
+        nn += xj * xj
+        g += np.float64(hw[j]) * xj
+    return f, rp, nn, g
+
+
+@kernel
+def _demo_norm2(xn, G, v):
+    """r'_L = ||V^T x||^2 as ``_products`` sums it (v = V^T x is left in v)."""
+    d = xn.shape[0]
+    if d <= _FULL_ROWS_UP_TO:
+        _demo_rows(xn, G, v)
+    else:
+        _demo_triangle(xn, G, v)
+    rLp = 0.0
+    for j in range(d):
+        rLp += v[j] * v[j]
+    return rLp
+
+
+@kernel
+def _label_of(v):
+    """The label of a value of y, as ``_label``: 1 -> 1.0; 0 or -1 -> -1.0; else NaN.
+
+    The block kernels map each label they read (``_label_values`` passes y
+    as float64: exact for every integer that could equal 1, 0 or -1).
+    """
+    if v == 1.0:
+        return 1.0
+    if v == 0.0 or v == -1.0:
+        return -1.0
+    return np.nan
+
+
+@inline_kernel
+def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+               w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
+               screen, out, asked):
+    """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
+
+    The body of the two block kernels (inlined into each with ``forced`` a
+    constant, so that each compiles only its own path): ``forced``: every
+    row is labelled (learn_many); else the BBQ rule decides and Y[t] is
+    read only for queried rows (process_many). Y holds raw values of y
+    (``_label_of`` maps them); out[t] is the prediction sign(w_{t-1}^T x_t)
+    in {-1.0, +1.0} (+1.0 for a row rejected as invalid and skipped);
+    asked[t] whether y_t was used.
+
+    When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
+    accumulated in the update's pass (``_update_fused``), so the next round
+    skips ``_a_inv_x``. The switch test runs ``_switch_screen`` first and
+    computes r'_L = ||V^T x||^2 and runs ``_switch_test`` only when the
+    screen does not decide: the same decisions as ``_commit``'s, d^2 / 2
+    fewer multiply-adds on almost every round. The round's logic is written
+    out here rather than calling ``_assess_one``/``_commit``: passing their
+    ~20 arrays costs an atomic incref and decref each per call (more than
+    the arithmetic at d = 10); the small helpers called here are shared, and
+    the tests check the two paths bit for bit. Returns -1, or the first
+    invalid row when not skipping (rows before it are done, it and the rows
+    after it are not).
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    cap = window_X.shape[0]
+    prepared = False  # xn already holds row t prepared
+    fresh = False  # Px already holds A^-1 xn
+    L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
+    t_lo = 0
+    t_hi = 0
+    for t in range(n):
+        ok = True
+        if not prepared:
+            ok = _prepare(X, t, normalize, xn)
+        prepared = False
+        fused = False
+        ask = NO_LABEL
+        status = INVALID
+        if ok:
+            if not fresh:  # _a_inv_x, written out (measured: a call layer costs 8 ns)
+                if d <= _REGISTER_SYMV_UP_TO:
+                    _symv8(P, xn, Px)
+                else:
+                    _symv(P, xn, Px)
+            f, rp, nn, g = _products4(xn, w, Px, hw)
+            out[t] = 1.0 if f >= 0.0 else -1.0  # the prediction, made before any restart
+            tt = counts[_T] + 1
+            # The switch screen (or, when it does not decide, r'_L) before the
+            # checks: a non-finite r'_L rejects the row as in _assess_one.
+            finite = np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn) and np.isfinite(g)
+            screened = True
+            rLp = 0.0
+            if finite and detect and not _switch_screen(f, rp, nn, g, tt, delta, screen):
+                screened = False
+                rLp = _demo_norm2(xn, G, hx)
+                finite = np.isfinite(rLp)
+            if finite:
+                if not (t_lo <= tt < t_hi):
+                    L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
+                              counts[_REBUILT], cache)
+                y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
+                if (ask == NO_LABEL or np.isfinite(y)) and (
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
+                    status = OK
+                    if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
+                        rp = _restart(switches, counts, w, P, xn, Px)
+                        f = 0.0
+                        tt = 1
+                        if not (t_lo <= tt < t_hi):
+                            L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                    if ask == BBQ_LABEL:
+                        if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
+                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            prepared = True
+                            fused = True
+                        else:
+                            _update(y, f, rp, w, P, Px)
+                    if ask != NO_LABEL:
+                        _record(xn, y, ask, detect, window_X, window_y, counts)
+                    m = _end_round(tt, detect, L, rebuild_every, counts)
+                    if m >= 0:
+                        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+        else:
+            out[t] = 1.0
+        asked[t] = status == OK and ask != NO_LABEL
+        if status != OK:
+            if not skip:
+                return t
+            counts[_SKIPPED] += 1
+        if prepared:  # copies: swapping the arrays costs two atomic refcounts each
+            for j in range(d):
+                xn[j] = xnext[j]
+        if fused:
+            for j in range(d):
+                Px[j] = acc[j]
+        fresh = fused
+    return -1
+
+
+@kernel
+def _run_many_learn(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                    cache, screen, out, asked):
+    """learn_many's kernel: ``_run_block`` with every label given (kappa unused)."""
+    return _run_block(X, Y, True, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc,
+                      hx, cache, screen, out, asked)
+
+
+@kernel
+def _run_many_process(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                      cache, screen, out, asked):
+    """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
+    return _run_block(X, Y, False, normalize, detect, kappa, delta, window0, rebuild_every,
+                      skip, w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px,
+                      acc, hx, cache, screen, out, asked)
+
+
+# Kernels here call DFOP's and linalg's: recompile them when those change (see _jit).
+recompile_with(globals(), _dfop_kernels, _linalg_kernels)
