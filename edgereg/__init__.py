@@ -11,35 +11,19 @@ product on a Raspberry Pi.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from ._base import OnlineModel, StateFileError, load
+from ._base import MODEL_MODULES, OnlineModel, StateFileError, load
+from ._base import model_class as _model_class
 
-#: public name -> module that defines it
-_LAZY = {
-    "DFOP": "dfop",
-    "RLS": "dfop",
-    "Fleet": "fleet",
-    "NORMAClassifier": "norma",
-    "NORMANovelty": "norma",
-    "NORMARegressor": "norma",
-    "MORES": "mores",
-    "SOMOR": "mores",
-    "PARegressor": "mores",
-    "SelectiveSampler": "selective",
-    "SparseDFOP": "sparse_dfop",
-}
-
-__all__ = [*_LAZY, "OnlineModel", "StateFileError", "load"]
+__all__ = [*MODEL_MODULES, "OnlineModel", "StateFileError", "load"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    value = _model_class(name)
+    if value is None:
         raise AttributeError(f"module 'edgereg' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 

@@ -27,6 +27,7 @@ counted in ``n_skipped_``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import os
@@ -51,6 +52,32 @@ STATE_FORMAT = "edgereg-state-1"
 
 _REGISTRY: dict[str, type[OnlineModel]] = {}
 
+#: Every public model class -> the module of edgereg that defines it. The
+#: package imports a model's module on first use (``edgereg.__getattr__``,
+#: cold start on a device) and ``load`` imports the one a file names; both
+#: read this table, so the registry needs no import of the package itself.
+MODEL_MODULES = {
+    "DFOP": "dfop",
+    "RLS": "dfop",
+    "Fleet": "fleet",
+    "NORMAClassifier": "norma",
+    "NORMANovelty": "norma",
+    "NORMARegressor": "norma",
+    "MORES": "mores",
+    "SOMOR": "mores",
+    "PARegressor": "mores",
+    "SelectiveSampler": "selective",
+    "SparseDFOP": "sparse_dfop",
+}
+
+
+def model_class(name: str) -> Any:
+    """The public class called ``name`` (its module imported now), or None."""
+    module = MODEL_MODULES.get(name)
+    if module is None:
+        return None
+    return getattr(importlib.import_module(f".{module}", __package__), name)
+
 
 class StateFileError(ValueError):
     """A file given to ``load`` is not a usable edgereg state file."""
@@ -67,7 +94,6 @@ class OnlineModel:
     #: "regression", "classification", "novelty" or "multioutput"; drives the
     #: contract tests' synthetic data and the target validation.
     _task: ClassVar[str] = "regression"
-    _n_counts: ClassVar[int] = 2
 
     n_features: int
     dtype: np.dtype
@@ -185,9 +211,7 @@ class OnlineModel:
             raise StateFileError(f"{path!r}: the state file has no {' or '.join(missing)} entry")
         name = str(contents["model"])
         if name not in _REGISTRY:
-            import edgereg  # model modules are imported lazily: import this one now
-
-            getattr(edgereg, name, None)
+            model_class(name)  # model modules are imported lazily: import this one now
         target = _REGISTRY.get(name)
         if target is None:
             raise StateFileError(f"{path!r} holds an unknown model class {name!r}")
