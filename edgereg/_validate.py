@@ -153,15 +153,27 @@ def describe_nonfinite(row: np.ndarray, what: str = "x") -> str:
     return shown + more
 
 
-def label_to_sign(y: Any, what: str = "y") -> float:
-    """Map a binary label to -1.0 or +1.0: +1 stays +1; 0 and -1 become -1.
+def label_sign(y: Any, what: str = "y") -> float:
+    """The one label policy of every classifier: +1 -> 1.0; 0 or -1 -> -1.0.
 
-    Anything else (2, 0.5, NaN) is an error: a classifier must not guess what
-    an unknown label means; a y that is not one number is a ``TypeError``.
+    Any other number (2, 0.5, NaN) maps to NaN, which every kernel rejects as
+    an invalid sample: ``on_invalid`` then decides, alike in ``learn_one`` and
+    ``learn_many`` (a classifier must not guess what an unknown label means).
+    A y that is not one real number is a ``TypeError`` naming it.
     """
     y = as_scalar(y, what)
     if y == 1:
         return 1.0
     if y == 0 or y == -1:
         return -1.0
-    raise ValueError(f"classification labels must be in {{-1, +1}} or {{0, 1}}; got {what}={y!r}")
+    return math.nan
+
+
+def label_signs(Y: Any, n: int, what: str = "y") -> np.ndarray:
+    """``label_sign`` over a block of n labels, as float64 (unknown labels NaN)."""
+    y = np.asarray(Y)
+    if y.shape != (n,):
+        raise ValueError(f"{what} must be a 1-D array of shape ({n},), got shape {y.shape}")
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must hold real numbers, got dtype {y.dtype}")
+    return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))

@@ -44,7 +44,8 @@ from ._validate import (
     as_scalar,
     as_targets,
     check_float,
-    label_to_sign,
+    label_sign,
+    label_signs,
 )
 
 __all__ = ["DFOP", "RLS", "DFOPState"]
@@ -308,7 +309,7 @@ class DFOP(OnlineModel):
             xr = as_row(x, self.n_features, self.dtype)
         classify = self._classify
         if classify:
-            yv = label_to_sign(y)
+            yv = label_sign(y)  # NaN for an unknown label: the kernel refuses it
         elif type(y) is float:
             yv = y
         else:
@@ -329,12 +330,7 @@ class DFOP(OnlineModel):
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
         if self._classify:
-            y = np.asarray(Y)
-            if y.shape != (n,):
-                raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {y.shape}")
-            # Unknown labels become NaN so the kernel stops (or skips) at that
-            # row like at any other invalid target.
-            return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))
+            return label_signs(Y, n)
         return as_targets(Y, n, np.float64)
 
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]

@@ -45,6 +45,7 @@ from ._validate import (
     check_int,
     check_on_invalid,
     describe_nonfinite,
+    label_signs,
 )
 from .dfop import DFOP, MAX_P0, refresh_period
 
@@ -326,8 +327,7 @@ class Fleet:
         if arr.shape != shape:
             raise ValueError(f"y must be an array of shape {shape}, got shape {arr.shape}")
         if self._classify:
-            # Unknown labels become NaN: the kernel stops (or skips) there.
-            return np.where(arr == 1, 1.0, np.where((arr == 0) | (arr == -1), -1.0, np.nan))
+            return label_signs(arr.reshape(-1), arr.size).reshape(shape)
         return _as_numeric_array(arr, "y", np.dtype(np.float64))
 
     def _finish(self, scores: np.ndarray) -> np.ndarray:

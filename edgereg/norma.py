@@ -50,6 +50,8 @@ from ._validate import (
     as_targets,
     check_float,
     check_int,
+    label_sign,
+    label_signs,
 )
 
 __all__ = ["NORMAClassifier", "NORMANovelty", "NORMARegressor", "NORMAState"]
@@ -393,14 +395,7 @@ class NORMAClassifier(_NORMA):
         TypeError
             If y is not one real number (an array of labels, a string).
         """
-        y = as_scalar(y)
-        if y == 1:
-            yv = 1.0
-        elif y == 0 or y == -1:
-            yv = -1.0
-        else:
-            yv = math.nan  # the kernel reports it (raise or skip)
-        score = self._learn_score(x, yv, y)
+        score = self._learn_score(x, label_sign(y), y)
         return 1.0 if score >= 0.0 else -1.0
 
     def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
@@ -418,13 +413,7 @@ class NORMAClassifier(_NORMA):
                   "scale the inputs", "")
 
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
-        y = np.asarray(Y)
-        if y.shape != (n,):
-            raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {y.shape}")
-        if y.dtype.kind not in "biuf":
-            raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
-        # Unknown labels become NaN: the kernel stops (or skips) at that row.
-        return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))
+        return label_signs(Y, n)
 
     def learn_many(self, X: Any, y: Any) -> np.ndarray:
         """Learn a block in one kernel call; return the prequential labels in {-1, +1}."""

@@ -17,7 +17,6 @@ docs/design/selective.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -53,7 +52,7 @@ from ._kernels.selective import (
     _run_many_learn,
     _run_many_process,
 )
-from ._validate import check_float, check_int
+from ._validate import check_float, check_int, label_sign
 from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _dfop_predict_many,
     _dfop_predict_one,
@@ -117,18 +116,6 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
 
 
 # ---------------------------------------------------------------------- model
-def _label(y: Any) -> float:
-    """+1 -> 1.0; 0 or -1 -> -1.0; anything else (NaN, 2, ...) -> NaN (rejected by the kernel)."""
-    try:
-        if y == 1:
-            return 1.0
-        if y == 0 or y == -1:
-            return -1.0
-    except (TypeError, ValueError):
-        pass
-    return math.nan
-
-
 def _label_values(Y: Any, n: int) -> np.ndarray:
     """y as float64 for the block kernel, which maps each label it reads (``_label_of``)."""
     y = np.asarray(Y)
@@ -371,7 +358,7 @@ class SelectiveSampler(OnlineModel):
         """
         xr = self._row(x)
         f, status = _learn_one(
-            xr, _label(y), self.normalize, self.detect_switch, self.delta, self.window0,
+            xr, label_sign(y), self.normalize, self.detect_switch, self.delta, self.window0,
             self.rebuild_every, self._skip, *self._one_arrays,
         )
         if status != OK and not self._skip:
@@ -403,7 +390,7 @@ class SelectiveSampler(OnlineModel):
         if status == OK:
             y = label_oracle() if q else 0.0
             status = _commit(
-                s.work_x, _label(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
+                s.work_x, label_sign(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
                 self.delta, self.window0, self.rebuild_every, *self._arrays[:8],
                 s.work_px, s.work_hx, s.work_cache, s.work_screen,
             )

@@ -46,7 +46,7 @@ from ._validate import (
     as_matrix,
     as_scalar,
     check_int,
-    label_to_sign,
+    label_sign,
 )
 from .dfop import DFOP, refresh_period
 
@@ -364,7 +364,7 @@ class SparseDFOP(DFOP):
             On NaN/inf in x or y (``on_invalid="raise"``); the state is then
             exactly as before the call.
         """
-        yv = label_to_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
+        yv = label_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
         if type(x) is tuple or sp.issparse(x):
             idx, val = self._sparse_one(x)
             shown: Any = (idx, val)

@@ -261,3 +261,41 @@ def test_float32_tracks_float64(case):
     err = np.abs(pa - pb)[-50:]
     scale = np.abs(pb[-50:]).mean() + 1e-12
     assert err.mean() / scale < 1e-2
+
+
+def test_an_unknown_label_is_an_invalid_sample_alike_in_learn_one_and_learn_many(case):
+    """One label policy for every classifier (``_validate.label_sign``).
+
+    Label 2 is neither of {-1, +1} nor of {0, 1}: an invalid sample, which
+    ``on_invalid`` decides the same way one sample at a time and in a block
+    (DFOP raised in learn_one and skipped in learn_many).
+    """
+    cls, params = case
+    probe = cls(**params)
+    if probe._task != "classification":
+        pytest.skip("not a classifier")
+    X, Y = make_stream(probe, 30)
+    Ybad = np.array(Y, dtype=np.float64)
+    Ybad[[4, 21]] = 2.0
+    a = cls(**{**params, "on_invalid": "skip"})
+    b = cls(**{**params, "on_invalid": "skip"})
+    loop = np.array([learn_one(a, X[t], Ybad[t]) for t in range(len(X))])
+    block = learn_many(b, X, Ybad)
+    _prediction_equal(loop, block)
+    assert_same_state(state_arrays(a), state_arrays(b))
+    assert a.n_skipped_ == b.n_skipped_ == 2
+    assert a.n_seen_ == b.n_seen_ == len(X) - 2
+    # on_invalid="raise": both refuse at the bad label, with the same message,
+    # and leave the state as after the rows before it.
+    c, d = cls(**params), cls(**params)
+    learn_many(c, X[:4], Ybad[:4])
+    learn_many(d, X[:4], Ybad[:4])
+    before = state_arrays(c)
+    with pytest.raises(ValueError, match=r"y=2.0 is not a class label") as one:
+        learn_one(c, X[4], Ybad[4])
+    with pytest.raises(ValueError, match=r"y=2.0 is not a class label") as many:
+        learn_many(d, X[4:], Ybad[4:])
+    assert "row 0" in str(many.value)
+    assert "float32" not in str(one.value)
+    assert_same_state(before, state_arrays(c))
+    assert_same_state(before, state_arrays(d))

@@ -165,7 +165,7 @@ def test_unknown_labels_are_rejected_with_the_row():
     with pytest.raises(ValueError, match="row 2"):
         model.learn_many(X, np.array([1, 0, 2, 1]))
     assert model.n_seen_ == 2
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(ValueError, match="y=0.5 is not a class label"):
         model.learn_one(X[0], 0.5)
 
 
