@@ -7,14 +7,16 @@ model module only writes its kernels, its ``_allocate`` and its hot paths.
 
 State contract
 --------------
-``_allocate()`` returns a ``NamedTuple`` of preallocated NumPy arrays; every
-state has a field ``counts`` (int64) whose first two entries are the number of
-samples learnt and the number skipped as invalid. Fields whose name starts
-with ``work`` are scratch space of the kernels: preallocated so that no step
-allocates, but with no meaning between calls (they are excluded when tests
-compare states bit for bit). Nothing is ever reallocated
-while learning: ``reset()`` allocates afresh, ``load()`` copies into a freshly
-allocated state after checking every field's shape and dtype.
+``_allocate()`` returns two ``NamedTuple``s of preallocated NumPy arrays: the
+learnt state (what the model *is*: ``state``, and all that ``save`` and
+pickling write) and the workspace (the kernels' scratch, preallocated so that
+no step allocates, with no meaning between calls, rebuilt on ``load``). Every
+state has a field ``counts`` (int64) whose first two entries are the number
+of samples learnt and the number skipped as invalid. A model may lay both
+out in one physical block (DFOP does, so that ``learn_one`` is one call of
+few arguments); they are still two sets of views. Nothing is ever
+reallocated while learning: ``reset()`` allocates afresh, ``load()`` copies
+into a freshly allocated state after checking every field.
 
 Bad input contract
 ------------------
@@ -113,12 +115,13 @@ class OnlineModel:
         self._skip = on_invalid == "skip"
         self._row_shape = (self.n_features,)
 
-    def _allocate(self) -> NamedTuple:  # pragma: no cover - abstract
+    def _allocate(self) -> tuple[NamedTuple, NamedTuple]:  # pragma: no cover - abstract
+        """(learnt state, workspace), freshly allocated."""
         raise NotImplementedError
 
     def reset(self) -> None:
         """Forget everything learnt: reallocate the state as at construction."""
-        self._state = self._allocate()
+        self._state, self._work = self._allocate()
         self._bind_state()
 
     def _bind_state(self) -> None:
@@ -126,7 +129,7 @@ class OnlineModel:
 
     @property
     def state(self) -> NamedTuple:
-        """The model state: a NamedTuple of read-only views of its arrays."""
+        """The learnt state: a NamedTuple of read-only views of its arrays (no scratch)."""
         views = []
         for arr in self._state:
             v = arr.view()
@@ -145,8 +148,8 @@ class OnlineModel:
         return int(self._state.counts[1])
 
     def nbytes(self) -> int:
-        """Bytes held by the state arrays (the model's whole fixed memory)."""
-        return int(sum(a.nbytes for a in self._state))
+        """Bytes held by the learnt state and the workspace (the model's whole fixed memory)."""
+        return int(sum(a.nbytes for a in self._state) + sum(a.nbytes for a in self._work))
 
     # --------------------------------------------------------------- params
     def get_params(self) -> dict[str, Any]:
@@ -230,13 +233,13 @@ class OnlineModel:
         return model
 
     def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
-        fresh = self._allocate()
+        fresh, work = self._allocate()
         copy_state_fields(fresh, arrays, source)
         for field, reason in self._state_faults(fresh):
             # A value a kernel uses as an index, a count or a loop bound, or a
             # broken invariant: refused here, never met inside a kernel.
             raise StateFileError(f"{source}: state field {field!r} {reason}")
-        self._state = fresh
+        self._state, self._work = fresh, work
         self._bind_state()
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
@@ -435,22 +438,20 @@ def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
 
 
 def saved_state_arrays(state: NamedTuple) -> dict[str, np.ndarray]:
-    """The arrays a save writes: every learnt field as ``state.<field>``, no scratch."""
-    return {f"state.{k}": np.asarray(v) for k, v in state._asdict().items()
-            if not k.startswith("work")}
+    """The arrays a save writes: every learnt field as ``state.<field>``."""
+    return {f"state.{k}": np.asarray(v) for k, v in state._asdict().items()}
 
 
 def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: str) -> None:
     """Copy a file's state arrays into a freshly allocated state, checking each.
 
     Every learnt field must be present with the fresh field's shape and dtype
-    and hold no NaN or inf; scratch (``work*``) has no meaning between calls,
-    so it may be missing or hold anything and stays fresh. An unknown field
-    is refused. Raises ``StateFileError`` naming the field.
+    and hold no NaN or inf. An unknown field is refused, except a ``work*``
+    one: scratch that versions before the learnt/workspace split wrote into
+    some files (and pickles), with no meaning between calls. Raises
+    ``StateFileError`` naming the field.
     """
     for field, target in fresh._asdict().items():
-        if field.startswith("work"):
-            continue
         if field not in arrays:
             raise StateFileError(f"{source}: state field {field!r} is missing")
         arr = np.asarray(arrays[field])
@@ -463,7 +464,7 @@ def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: 
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
             raise StateFileError(f"{source}: state field {field!r} holds NaN or inf")
         np.copyto(target, arr)
-    extra = set(arrays) - set(fresh._fields)
+    extra = {k for k in arrays if not k.startswith("work")} - set(fresh._fields)
     if extra:
         raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
 

@@ -25,11 +25,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import (
+    OnlineModel,
     StateFileError,
-    atomic_savez,
-    copy_state_fields,
     read_npz,
-    saved_state_arrays,
     symmetric_faults,
 )
 from ._kernels.fleet import (
@@ -56,7 +54,7 @@ _TASKS = ("regression", "classification")
 
 
 class FleetState(NamedTuple):
-    """Fixed memory of a fleet: K (d^2 + d) values of the dtype, K (3d + 6) of 8 bytes.
+    """What a fleet has learnt: K (d^2 + d) values of the dtype, K 5 of 8 bytes.
 
     Row k of every field is the :class:`~edgereg.dfop.DFOPState` field of model k.
     """
@@ -64,28 +62,38 @@ class FleetState(NamedTuple):
     w: np.ndarray  # (K, d) weights
     P: np.ndarray  # (K, d, d) inverse discounted correlations, exactly symmetric
     forgotten: np.ndarray  # float64 (K, 1): sum of mu since each model's last refresh
-    work_px: np.ndarray  # float64 (K, d) scratch
-    work_next: np.ndarray  # float64 (K, d) scratch
-    work_v: np.ndarray  # float64 (K, d) scratch
     counts: np.ndarray  # int64 (K, 4): learnt, skipped, steps since refresh, next coordinate
-    work_status: np.ndarray  # int64 (K,) scratch: per model, first invalid row (-1: none)
 
 
-def _allocate(n_models: int, n_features: int, p0: float, dtype: np.dtype) -> FleetState:
+class FleetWork(NamedTuple):
+    """A fleet's scratch: K (3d + 1) of 8 bytes (no meaning between calls)."""
+
+    px: np.ndarray  # float64 (K, d) each model's P x
+    next: np.ndarray  # float64 (K, d) each model's P_new x_next
+    v: np.ndarray  # float64 (K, d) each model's prior-refresh vector
+    status: np.ndarray  # int64 (K,) per model, its first invalid row (-1: none)
+
+
+def _allocate(
+    n_models: int, n_features: int, p0: float, dtype: np.dtype
+) -> tuple[FleetState, FleetWork]:
     K, d = n_models, n_features
     P = np.zeros((K, d, d), dtype=dtype)
     idx = np.arange(d)
     P[:, idx, idx] = p0
-    return FleetState(
+    state = FleetState(
         w=np.zeros((K, d), dtype=dtype),
         P=P,
         forgotten=np.zeros((K, 1), dtype=np.float64),
-        work_px=np.zeros((K, d), dtype=np.float64),
-        work_next=np.zeros((K, d), dtype=np.float64),
-        work_v=np.zeros((K, d), dtype=np.float64),
         counts=np.zeros((K, 4), dtype=np.int64),
-        work_status=np.zeros(K, dtype=np.int64),
     )
+    work = FleetWork(
+        px=np.zeros((K, d), dtype=np.float64),
+        next=np.zeros((K, d), dtype=np.float64),
+        v=np.zeros((K, d), dtype=np.float64),
+        status=np.zeros(K, dtype=np.int64),
+    )
+    return state, work
 
 
 # ----------------------------------------------------------------------- class
@@ -113,7 +121,7 @@ class FleetInvalidInputError(ValueError):
         return np.flatnonzero(self.rows >= 0)
 
 
-class Fleet:
+class Fleet(OnlineModel):
     r"""K independent DFOP models of one configuration, updated together (SPEC.md section 1).
 
     Every model k minimises its own discounted squared loss exactly as a
@@ -214,23 +222,13 @@ class Fleet:
         self.reset()
 
     # ------------------------------------------------------------------ state
-    def reset(self) -> None:
-        """Forget everything learnt by every model (reallocate the state)."""
-        self._state = _allocate(self.n_models, self.n_features, self.p0, self.dtype)
-
+    # reset, state, nbytes, get_params, save, pickling: OnlineModel's.
     @property
-    def state(self) -> FleetState:
-        """The stacked state: a NamedTuple of read-only views."""
-        views = []
-        for arr in self._state:
-            v = arr.view()
-            v.flags.writeable = False
-            views.append(v)
-        return FleetState(*views)
+    def _task(self) -> str:  # type: ignore[override]
+        return self.task
 
-    def nbytes(self) -> int:
-        """Bytes held by the state arrays (the fleet's whole fixed memory)."""
-        return int(sum(a.nbytes for a in self._state))
+    def _allocate(self) -> tuple[FleetState, FleetWork]:
+        return _allocate(self.n_models, self.n_features, self.p0, self.dtype)
 
     @property
     def coef_(self) -> np.ndarray:
@@ -238,31 +236,14 @@ class Fleet:
         return self._state.w.copy()
 
     @property
-    def n_seen_(self) -> np.ndarray:
+    def n_seen_(self) -> np.ndarray:  # type: ignore[override]
         """Samples learnt by each model, shape (n_models,)."""
         return self._state.counts[:, 0].copy()
 
     @property
-    def n_skipped_(self) -> np.ndarray:
+    def n_skipped_(self) -> np.ndarray:  # type: ignore[override]
         """Samples skipped as invalid by each model (``on_invalid="skip"``)."""
         return self._state.counts[:, 1].copy()
-
-    def get_params(self) -> dict[str, Any]:
-        """Constructor arguments (scikit-learn convention)."""
-        return {
-            "n_models": self.n_models,
-            "n_features": self.n_features,
-            "forgetting": self.forgetting,
-            "task": self.task,
-            "p0": self.p0,
-            "keep_prior": self.keep_prior,
-            "dtype": self.dtype.name,
-            "on_invalid": self.on_invalid,
-        }
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"Fleet({args})"
 
     def _dfop_params(self) -> dict[str, Any]:
         p = self.get_params()
@@ -279,11 +260,7 @@ class Fleet:
         m = DFOP(**self._dfop_params())
         s = self._state
         m._copy_state_in(
-            {
-                "w": s.w[k], "P": s.P[k], "forgotten": s.forgotten[k],
-                "work_px": s.work_px[k], "work_next": s.work_next[k], "work_v": s.work_v[k],
-                "counts": s.counts[k],
-            },
+            {"w": s.w[k], "P": s.P[k], "forgotten": s.forgotten[k], "counts": s.counts[k]},
             source=f"fleet model {k}",
         )
         return m
@@ -307,7 +284,7 @@ class Fleet:
         return int(k) % self.n_models
 
     # ------------------------------------------------------------- validation
-    def _check_X(self, X: Any, ndim: int) -> np.ndarray:
+    def _check_X(self, X: Any, ndim: int = 3) -> np.ndarray:  # type: ignore[override]
         arr = _as_numeric_array(X, "X", self.dtype)
         K, d = self.n_models, self.n_features
         if ndim == 3 and (arr.ndim != 3 or arr.shape[0] != K or arr.shape[2] != d):
@@ -349,8 +326,10 @@ class Fleet:
             nf = describe_nonfinite(np.asarray(x, dtype=np.float64))
             if nf:
                 why.append(f"non-finite input {nf}")
-            if not np.isfinite(float(yv)) or (self._classify and yv not in (-1, 0, 1)):
-                why.append(f"invalid target y={yv!r}")
+            if not np.isfinite(float(yv)):
+                why.append(f"non-finite or invalid target y={yv!r}")
+            elif self._classify and yv not in (-1, 0, 1):
+                why.append(f"y={float(yv)!r} is not a class label (-1/+1, or 0/1)")
             if not why:
                 why.append("update not finite or not positive definite (input too large)")
             where = f"model {k}" if one else f"model {k}, row {t}"
@@ -396,13 +375,13 @@ class Fleet:
         X = self._check_X(X, 3)
         Y = self._targets(y, X.shape[:2])
         out = np.empty(X.shape[:2], dtype=np.float64)
-        s = self._state
+        s, w = self._state, self._work
         nbad = _fleet_learn_many(
-            X, Y, self._mu, s.w, s.P, s.work_px, s.work_next, s.work_v, s.counts, s.forgotten,
-            self.p0, self._period, self.keep_prior, self._skip, out, s.work_status,
+            X, Y, self._mu, s.w, s.P, w.px, w.next, w.v, s.counts, s.forgotten,
+            self.p0, self._period, self.keep_prior, self._skip, out, w.status,
         )
         if nbad:
-            self._raise_invalid(X, y, s.work_status, out, one=False)
+            self._raise_invalid(X, y, w.status, out, one=False)
         return self._finish(out)
 
     def learn_one(self, X: Any, y: Any) -> np.ndarray:
@@ -422,13 +401,13 @@ class Fleet:
         X = self._check_X(X, 2)
         Y = self._targets(y, (self.n_models,))
         out = np.empty(self.n_models, dtype=np.float64)
-        s = self._state
+        s, w = self._state, self._work
         nbad = _fleet_learn_one(
-            X, Y, self.forgetting, s.w, s.P, s.work_px, s.work_v, s.counts, s.forgotten,
-            self.p0, self._period, self.keep_prior, self._skip, out, s.work_status,
+            X, Y, self.forgetting, s.w, s.P, w.px, w.v, s.counts, s.forgotten,
+            self.p0, self._period, self.keep_prior, self._skip, out, w.status,
         )
         if nbad and not self._skip:
-            rows = np.where(s.work_status != 0, 0, -1).astype(np.int64)
+            rows = np.where(w.status != 0, 0, -1).astype(np.int64)
             self._raise_invalid(X, y, rows, out, one=True)
         return self._finish(out)
 
@@ -455,23 +434,12 @@ class Fleet:
         return self._finish(self.decision_function(X))
 
     # ------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the fleet (parameters and state) to ``path`` atomically.
-
-        An ``.npz`` archive readable with ``allow_pickle=False``, written to a
-        temporary file in the same directory, flushed and fsync'ed, then
-        renamed over ``path``: a crash leaves the old file or the new one.
-        """
-        arrays = saved_state_arrays(self._state)
-        meta = {
-            "format": np.array(FLEET_FORMAT),
-            "params": np.array(json.dumps(self.get_params())),
-        }
-        atomic_savez(path, {**meta, **arrays})
-
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Fleet:
+    def load(cls, path: str | os.PathLike) -> Fleet:  # type: ignore[override]
         """Read a fleet written by :meth:`save`; it resumes bit-exactly.
+
+        ``save`` is OnlineModel's (the format of every model); files in the
+        fleet format of earlier versions (``edgereg-fleet-1``) load too.
 
         Raises
         ------
@@ -482,22 +450,22 @@ class Fleet:
         path = os.fspath(path)
         contents = read_npz(path, "fleet file")
         if str(contents.get("format", "")) != FLEET_FORMAT:
-            raise StateFileError(f"{path!r} is not an edgereg fleet file ({FLEET_FORMAT!r})")
+            fleet = super().load(path)
+            assert isinstance(fleet, Fleet)
+            return fleet
         try:
             fleet = cls(**json.loads(str(contents["params"])))
         except (ValueError, TypeError, KeyError) as exc:
             raise StateFileError(f"{path!r} has invalid fleet parameters: {exc}") from exc
         state = {k[len("state."):]: v for k, v in contents.items() if k.startswith("state.")}
-        copy_state_fields(fleet._state, state, repr(path))
-        for field, reason in fleet._state_faults():
-            raise StateFileError(f"{path!r}: state field {field!r} {reason}")
+        fleet._copy_state_in(state, source=repr(path))
         return fleet
 
-    def _state_faults(self) -> list[tuple[str, str]]:
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
         """DFOP's invariants (``DFOP._state_faults``) for every model of the fleet."""
-        s = self._state
+        s: FleetState = state  # type: ignore[assignment]
         d = self.n_features
-        faults: list[tuple[str, str]] = []
+        faults = super()._state_faults(s)
         if np.any(s.counts[:, :2] < 0):
             faults.append(("counts", "holds a negative sample count"))
         bad = np.flatnonzero((s.counts[:, 3] < 0) | (s.counts[:, 3] >= d))
@@ -511,3 +479,12 @@ class Fleet:
                 faults.append((field, f"of model {k} {reason}"))
                 break
         return faults
+
+    # ----------------------------------------------------------- contracts
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        return [
+            {"n_models": 3, "n_features": 4},
+            {"n_models": 2, "n_features": 3, "forgetting": 0.05, "task": "classification"},
+            {"n_models": 2, "n_features": 5, "dtype": "float32", "keep_prior": False},
+        ]

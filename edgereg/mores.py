@@ -49,11 +49,10 @@ MAX_C = 1e8
 
 
 class MORESState(NamedTuple):
-    """Fixed memory of a MORES model (D = d + fit_intercept inputs, m outputs).
+    """What a MORES model has learnt (D = d + fit_intercept inputs, m outputs).
 
-    ``3 D^2 + 6 D m + 17 m^2 + 5 D + 2 m`` values of the dtype plus the
-    counters (the statistics and learnt matrices, the scratch of the
-    sub-steps, and the copy that undoes a step whose result is not finite).
+    ``D^2 + 2 D m + 5 m^2`` values of the dtype plus the counters; its
+    workspace (``MORESWork``) adds ``2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m``.
     """
 
     W: np.ndarray  # (D, m) coefficients, last row the intercept when fitted
@@ -65,23 +64,35 @@ class MORESState(NamedTuple):
     N: np.ndarray  # (D, m) discounted sum of x y^T
     Q: np.ndarray  # (m, m) discounted sum of y y^T
     counts: np.ndarray  # int64 (2,): samples learnt, samples skipped
-    work_x: np.ndarray  # (D,) the sample with its constant-1 input
-    work_DD: np.ndarray  # (D, D) Householder vectors of the tridiagonalisation of M
-    work_D: np.ndarray  # (4, D) diagonal and off-diagonal of T, the betas, scratch
-    work_Dm: np.ndarray  # (3, D, m) W_{t-1}; tridiagonal pivots, M W - N, D; RHS G -> Y
-    work_mm: np.ndarray  # (7, m, m) K; K^T S K, Omega G; V; G; S K, C S G, E; L; L^-1
-    work_m: np.ndarray  # (2, m) eigenvalues s of K^T S K; C s and scratch
-    work_undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
+
+
+class MORESWork(NamedTuple):
+    """MORES' scratch: the sub-steps' buffers and the copy that undoes a non-finite step."""
+
+    x: np.ndarray  # (D,) the sample with its constant-1 input
+    DD: np.ndarray  # (D, D) Householder vectors of the tridiagonalisation of M
+    D: np.ndarray  # (4, D) diagonal and off-diagonal of T, the betas, scratch
+    Dm: np.ndarray  # (3, D, m) W_{t-1}; tridiagonal pivots, M W - N, D; RHS G -> Y
+    mm: np.ndarray  # (7, m, m) K; K^T S K, Omega G; V; G; S K, C S G, E; L; L^-1
+    m: np.ndarray  # (2, m) eigenvalues s of K^T S K; C s and scratch
+    undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
 
 
 class SOMORState(NamedTuple):
-    """Fixed memory of SOMOR / PARegressor: ``D m + D + m`` values, the counters and 16 bytes."""
+    """What SOMOR / PARegressor have learnt: ``D m`` values and the counters."""
 
     W: np.ndarray  # (D, m) coefficients, last row the intercept when fitted
     counts: np.ndarray  # int64 (2,)
-    work_x: np.ndarray  # (D,) the sample with its constant-1 input
-    work_m: np.ndarray  # (m,) residual
-    work_bound: np.ndarray  # float64 (2,): a bound of ||W||_F (NaN: unknown), updates since exact
+
+
+class SOMORWork(NamedTuple):
+    """SOMOR's / PA's scratch (``D + m`` values) and a cached bound (16 bytes)."""
+
+    x: np.ndarray  # (D,) the sample with its constant-1 input
+    m: np.ndarray  # (m,) residual
+    # float64 (2,): a bound of ||W||_F and the updates since it was exact; a
+    # cache of speed only (NaN = unknown: recomputed, as after a load).
+    bound: np.ndarray
 
 
 
@@ -278,10 +289,10 @@ class MORES(_MultiOutput):
         self._tol = float(64.0 * np.finfo(self.dtype).eps)
         self.reset()
 
-    def _allocate(self) -> MORESState:
+    def _allocate(self) -> tuple[MORESState, MORESWork]:
         D, m, dt = self._D, self._m, self.dtype
         eye_m = np.eye(m, dtype=dt)
-        return MORESState(
+        state = MORESState(
             W=np.zeros((D, m), dtype=dt),
             Omega=eye_m.copy(),
             Omega_inv=eye_m.copy(),
@@ -291,21 +302,24 @@ class MORES(_MultiOutput):
             N=np.zeros((D, m), dtype=dt),
             Q=np.zeros((m, m), dtype=dt),
             counts=np.zeros(2, dtype=np.int64),
-            work_x=np.zeros(D, dtype=dt),
-            work_DD=np.zeros((D, D), dtype=dt),
-            work_D=np.zeros((4, D), dtype=dt),
-            work_Dm=np.zeros((3, D, m), dtype=dt),
-            work_mm=np.zeros((7, m, m), dtype=dt),
-            work_m=np.zeros((2, m), dtype=dt),
-            work_undo=np.zeros(D * D + D * m + 5 * m * m, dtype=dt),
         )
+        work = MORESWork(
+            x=np.zeros(D, dtype=dt),
+            DD=np.zeros((D, D), dtype=dt),
+            D=np.zeros((4, D), dtype=dt),
+            Dm=np.zeros((3, D, m), dtype=dt),
+            mm=np.zeros((7, m, m), dtype=dt),
+            m=np.zeros((2, m), dtype=dt),
+            undo=np.zeros(D * D + D * m + 5 * m * m, dtype=dt),
+        )
+        return state, work
 
     def _bind_state(self) -> None:
-        s = self._state
+        s, w = self._state, self._work
         self._args = (
             s.W, s.Omega, s.Omega_inv, s.S, s.S_inv, s.M, s.N, s.Q,
             s.counts, self.C, self.decay, self.gamma, self.tau, self._tol,
-            s.work_x, s.work_DD, s.work_D, s.work_Dm, s.work_mm, s.work_m, s.work_undo,
+            w.x, w.DD, w.D, w.Dm, w.mm, w.m, w.undo,
             self._skip,
         )
 
@@ -364,21 +378,18 @@ class _LinearMultiOutput(_MultiOutput):
     _C: float
     epsilon: float
 
-    def _allocate(self) -> SOMORState:
+    def _allocate(self) -> tuple[SOMORState, SOMORWork]:
         D, m, dt = self._D, self._m, self.dtype
-        return SOMORState(
-            W=np.zeros((D, m), dtype=dt),
-            counts=np.zeros(2, dtype=np.int64),
-            work_x=np.zeros(D, dtype=dt),
-            work_m=np.zeros(m, dtype=dt),
-            work_bound=np.array([np.nan, 0.0]),
+        state = SOMORState(W=np.zeros((D, m), dtype=dt), counts=np.zeros(2, dtype=np.int64))
+        work = SOMORWork(
+            x=np.zeros(D, dtype=dt), m=np.zeros(m, dtype=dt), bound=np.array([np.nan, 0.0])
         )
+        return state, work
 
     def _bind_state(self) -> None:
-        s = self._state
+        s, w = self._state, self._work
         self._args = (
-            s.W, self._kind, self._C, self.epsilon, s.counts, s.work_x, s.work_m, s.work_bound,
-            self._skip,
+            s.W, self._kind, self._C, self.epsilon, s.counts, w.x, w.m, w.bound, self._skip,
         )
 
     def _learn_vector(self, x: Any, y: Any) -> np.ndarray:

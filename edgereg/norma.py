@@ -62,28 +62,37 @@ _SCHEDULES = ("constant", "inv_sqrt")
 
 
 class NORMAState(NamedTuple):
-    """Fixed memory of a NORMA model: (d + 2) tau + 3 floats, tau + 6 int64."""
+    """What a NORMA model has learnt: (d + 1) tau + 3 floats, 6 int64."""
 
     support_vectors: np.ndarray  # (d, tau) column i = support vector in slot i (transposed)
     coef: np.ndarray  # (tau,) stored a_i; effective alpha_i = scale * a_i
     scalars: np.ndarray  # (3,) [scale s, offset b, rho (margin / epsilon / huber sigma)]
-    work_row: np.ndarray  # (tau,) scratch: kernel row k(x, sv_i)
-    work_exp: np.ndarray  # int64 (tau,) scratch: exponent bits of 2^k (viewed as float64)
     counts: np.ndarray  # int64 (6,): learnt, skipped, n_sv, next slot, dropped, loss-active
 
 
-def _allocate(n_features: int, budget: int, rho0: float, dtype: np.dtype) -> NORMAState:
+class NORMAWork(NamedTuple):
+    """NORMA's scratch: tau floats and tau int64 (no meaning between calls)."""
+
+    row: np.ndarray  # (tau,) kernel row k(x, sv_i)
+    exp: np.ndarray  # int64 (tau,) exponent bits of 2^k (viewed as float64)
+
+
+def _allocate(
+    n_features: int, budget: int, rho0: float, dtype: np.dtype
+) -> tuple[NORMAState, NORMAWork]:
     scalars = np.zeros(3, dtype=dtype)
     scalars[0] = 1.0
     scalars[2] = rho0
-    return NORMAState(
+    state = NORMAState(
         support_vectors=np.zeros((n_features, budget), dtype=dtype),
         coef=np.zeros(budget, dtype=dtype),
         scalars=scalars,
-        work_row=np.zeros(budget, dtype=dtype),
-        work_exp=np.zeros(budget, dtype=np.int64),
         counts=np.zeros(6, dtype=np.int64),
     )
+    work = NORMAWork(
+        row=np.zeros(budget, dtype=dtype), exp=np.zeros(budget, dtype=np.int64)
+    )
+    return state, work
 
 
 
@@ -159,7 +168,7 @@ class _NORMA(OnlineModel):
         self._no_target = np.zeros(1, dtype=np.float64)
         self.reset()
 
-    def _allocate(self) -> NORMAState:
+    def _allocate(self) -> tuple[NORMAState, NORMAWork]:
         return _allocate(self.n_features, self.budget, self._rho0, self.dtype)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
@@ -175,12 +184,12 @@ class _NORMA(OnlineModel):
         return faults
 
     def _bind_state(self) -> None:
-        s = self._state
-        self._sv, self._coef, self._scalars, self._work, self._counts = (
-            s.support_vectors, s.coef, s.scalars, s.work_row, s.counts
+        s, work = self._state, self._work
+        self._sv, self._coef, self._scalars, self._krow, self._counts = (
+            s.support_vectors, s.coef, s.scalars, work.row, s.counts
         )
-        self._bits = s.work_exp
-        self._pow2 = s.work_exp.view(np.float64)  # same memory, read as floats
+        self._bits = work.exp
+        self._pow2 = work.exp.view(np.float64)  # same memory, read as floats
 
     # ------------------------------------------------------------ attributes
     def _order(self) -> np.ndarray:
@@ -223,14 +232,14 @@ class _NORMA(OnlineModel):
     # -------------------------------------------------------------- one-step
     def _score_one(self, x: Any) -> float:
         return _norma_predict_one(
-            self._row(x), self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            self._row(x), self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
             self._counts, self._hyper, self._codes,
         )
 
     def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
         xr = self._row(x)
         score, status = _norma_learn_one(
-            xr, y, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            xr, y, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
             self._counts, self._hyper, self._codes,
         )
         if status != OK and not self._skip:
@@ -241,13 +250,13 @@ class _NORMA(OnlineModel):
     def _learn_block(self, X, Y, out):  # type: ignore[override]
         stride = 0 if Y is self._no_target else 1
         return _norma_learn_many(
-            X, Y, stride, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            X, Y, stride, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
             self._counts, self._hyper, self._codes, out,
         )
 
     def _predict_block(self, X, out):  # type: ignore[override]
         _norma_predict_many(
-            X, self._sv, self._coef, self._scalars, self._work, self._bits, self._pow2,
+            X, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
             self._counts, self._hyper, self._codes, out,
         )
 

@@ -62,8 +62,9 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 
 
 class SelectiveState(NamedTuple):
-    """Fixed memory: 2 d^2 + (window_max + 4) d + window_max values of the dtype,
-    3 d + 16 float64 of scratch and cache, 64 + 10 int64."""
+    """What a SelectiveSampler has learnt: 2 d^2 + (window_max + 2) d + window_max
+    values of the dtype, 64 + 10 int64 (its workspace adds 2 d of the dtype and
+    3 d + 16 float64)."""
 
     w: np.ndarray  # (d,) w_{t-1} = A^-1 b of the current epoch
     P: np.ndarray  # (d, d) A^-1, exactly symmetric
@@ -73,17 +74,29 @@ class SelectiveState(NamedTuple):
     window_y: np.ndarray  # (window_max,) their labels
     switches: np.ndarray  # int64 (SWITCH_RECORD,) ring of the latest switch steps
     counts: np.ndarray  # int64 (10,): see the _SEEN.._DEMO indices
-    work_x: np.ndarray  # (d,) scratch: the normalised input
-    work_next: np.ndarray  # (d,) scratch: the next normalised input (block kernel)
-    work_px: np.ndarray  # float64 (d,) scratch: A^-1 x, then the scaled gain u
-    work_acc: np.ndarray  # float64 (d,) scratch: A_new^-1 x_next (fused pass)
-    work_hx: np.ndarray  # float64 (d,) scratch: V^T x (zero when not detecting)
-    work_cache: np.ndarray  # float64 (8,): the _C_* bounds (speed only, never a decision)
-    work_screen: np.ndarray  # float64 (8,): the _S_* bounds of the switch screen (speed only)
+
+
+class SelectiveWork(NamedTuple):
+    """SelectiveSampler's scratch, and two caches of bounds that only save work.
+
+    The caches carry over between calls but decide nothing (a stale or fresh
+    entry only means a pow or log is evaluated): their fresh values hold for
+    any state, so a loaded model starts from them.
+    """
+
+    x: np.ndarray  # (d,) the normalised input
+    next: np.ndarray  # (d,) the next normalised input (block kernel)
+    px: np.ndarray  # float64 (d,) A^-1 x, then the scaled gain u
+    acc: np.ndarray  # float64 (d,) A_new^-1 x_next (fused pass)
+    hx: np.ndarray  # float64 (d,) V^T x (zero when not detecting)
+    cache: np.ndarray  # float64 (8,): the _C_* bounds of the query threshold
+    screen: np.ndarray  # float64 (8,): the _S_* bounds of the switch screen
 
 
 
-def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveState:
+def _allocate(
+    n_features: int, window_max: int, dtype: np.dtype
+) -> tuple[SelectiveState, SelectiveWork]:
     d = n_features
     cache = np.zeros(_N_CACHE, dtype=np.float64)
     cache[_C_KAPPA] = cache[_C_DELTA] = np.nan  # stale: filled on first use
@@ -94,7 +107,7 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
     screen[_S_TC] = np.inf  # stale: filled on first use
     screen[_S_DELTA] = np.nan
     screen[_S_EPS] = np.finfo(dtype).eps
-    return SelectiveState(
+    state = SelectiveState(
         w=np.zeros(d, dtype=dtype),
         P=np.eye(d, dtype=dtype),
         demo_w=np.zeros(d, dtype=dtype),
@@ -103,14 +116,17 @@ def _allocate(n_features: int, window_max: int, dtype: np.dtype) -> SelectiveSta
         window_y=np.zeros(window_max, dtype=dtype),
         switches=np.full(SWITCH_RECORD, -1, dtype=np.int64),
         counts=np.zeros(_N_COUNTS, dtype=np.int64),
-        work_x=np.zeros(d, dtype=dtype),
-        work_next=np.zeros(d, dtype=dtype),
-        work_px=np.zeros(d, dtype=np.float64),
-        work_acc=np.zeros(d, dtype=np.float64),
-        work_hx=np.zeros(d, dtype=np.float64),
-        work_cache=cache,
-        work_screen=screen,
     )
+    work = SelectiveWork(
+        x=np.zeros(d, dtype=dtype),
+        next=np.zeros(d, dtype=dtype),
+        px=np.zeros(d, dtype=np.float64),
+        acc=np.zeros(d, dtype=np.float64),
+        hx=np.zeros(d, dtype=np.float64),
+        cache=cache,
+        screen=screen,
+    )
+    return state, work
 
 
 
@@ -267,23 +283,21 @@ class SelectiveSampler(OnlineModel):
         return faults
 
     def _bind_state(self) -> None:
-        s = self._state
+        s, k = self._state, self._work
         # Kernel argument tail shared by every call (plain arrays: cheaper to
         # dispatch than the NamedTuple).
         self._arrays = (
             s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
-            s.work_x, s.work_next, s.work_px, s.work_acc, s.work_hx, s.work_cache,
-            s.work_screen,
+            k.x, k.next, k.px, k.acc, k.hx, k.cache, k.screen,
         )
         # _learn_one's tail (no fusion scratch).
         self._one_arrays = (
             s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
-            s.work_x, s.work_px, s.work_hx, s.work_cache, s.work_screen,
+            k.x, k.px, k.hx, k.cache, k.screen,
         )
         # _assess_one's tail: w, P, h, G, window_X, counts, xn, Px, hx, cache.
         self._assess_arrays = (
-            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.counts, s.work_x, s.work_px,
-            s.work_hx, s.work_cache,
+            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.counts, k.x, k.px, k.hx, k.cache,
         )
 
     # ------------------------------------------------------------ attributes
@@ -379,7 +393,7 @@ class SelectiveSampler(OnlineModel):
             whether the oracle was called.
         """
         xr = self._row(x)
-        s = self._state
+        k = self._work
         f, rp, g, rLp, ask, status = _assess_one(
             xr, self.normalize, self.detect_switch, self.kappa, self.window0,
             self.rebuild_every, False, *self._assess_arrays,
@@ -390,13 +404,13 @@ class SelectiveSampler(OnlineModel):
         if status == OK:
             y = label_oracle() if q else 0.0
             status = _commit(
-                s.work_x, label_sign(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
+                k.x, label_sign(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
                 self.delta, self.window0, self.rebuild_every, *self._arrays[:8],
-                s.work_px, s.work_hx, s.work_cache, s.work_screen,
+                k.px, k.hx, k.cache, k.screen,
             )
         if status != OK:
             if self._skip:
-                s.counts[_SKIPPED] += 1
+                self._state.counts[_SKIPPED] += 1
                 return pred, False
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return pred, bool(q)

@@ -56,20 +56,25 @@ _PROJECTIONS = ("gaussian", "hashed", "rademacher")
 
 
 class SparseDFOPState(NamedTuple):
-    """Fixed memory of a SparseDFOP model (d = n_components, D = n_features)."""
+    """What a SparseDFOP model has learnt (d = n_components, D = n_features)."""
 
     w: np.ndarray  # (d,) weights v in the compressed space
     P: np.ndarray  # (d, d) DFOP's inverse discounted correlation
     forgotten: np.ndarray  # float64 (1,): DFOP's prior bookkeeping (sum of mu)
     M_T: np.ndarray  # (D, d) for "gaussian" (row j = column j of M), else (0, d)
-    work_psi: np.ndarray  # (d,) scratch: psi = M x
-    work_px: np.ndarray  # (d,) scratch of the DFOP step
-    work_v: np.ndarray  # (d,) scratch of DFOP's prior refresh
-    work_col: np.ndarray  # (d,) scratch: one generated column of M
     counts: np.ndarray  # int64 (4,): learnt, skipped, DFOP's refresh counters
-    work_next: np.ndarray  # (d,) scratch of DFOP's fused block kernel (P_new x_{t+1})
-    work_psi_block: np.ndarray  # (BLOCK_ROWS, d) scratch: psi of a chunk of rows (learn_many)
-    work_hash: np.ndarray  # uint32 (2 d8,), d8 = 8 ceil(d / 8): the two hash words of a column
+
+
+class SparseDFOPWork(NamedTuple):
+    """SparseDFOP's scratch (no meaning between calls)."""
+
+    psi: np.ndarray  # (d,) psi = M x
+    px: np.ndarray  # (d,) the DFOP step's P psi
+    v: np.ndarray  # (d,) DFOP's prior refresh
+    col: np.ndarray  # (d,) one generated column of M
+    next: np.ndarray  # (d,) DFOP's fused block kernel (P_new x_{t+1})
+    psi_block: np.ndarray  # (BLOCK_ROWS, d) psi of a chunk of rows (learn_many)
+    hash: np.ndarray  # uint32 (2 d8,), d8 = 8 ceil(d / 8): the two hash words of a column
 
 
 
@@ -206,7 +211,7 @@ class SparseDFOP(DFOP):
         self._period = refresh_period(self.n_components, self.forgetting)
 
     # ------------------------------------------------------------ state
-    def _allocate(self) -> SparseDFOPState:  # type: ignore[override]
+    def _allocate(self) -> tuple[SparseDFOPState, SparseDFOPWork]:  # type: ignore[override]
         d, D, dt = self.n_components, self.n_features, self.dtype
         P = np.zeros((d, d), dtype=dt)
         P[np.diag_indices(d)] = self.p0
@@ -220,27 +225,30 @@ class SparseDFOP(DFOP):
             M_T = self._M_cache.copy()
         else:
             M_T = np.zeros((0, d), dtype=dt)
-        return SparseDFOPState(
+        state = SparseDFOPState(
             w=np.zeros(d, dtype=dt),
             P=P,
             forgotten=np.zeros(1, dtype=np.float64),
             M_T=M_T,
-            work_psi=np.zeros(d, dtype=dt),
-            work_px=np.zeros(d, dtype=dt),
-            work_v=np.zeros(d, dtype=dt),
-            work_col=np.zeros(d, dtype=dt),
             counts=np.zeros(4, dtype=np.int64),
-            work_next=np.zeros(d, dtype=dt),
-            work_psi_block=np.zeros((BLOCK_ROWS, d), dtype=dt),
-            work_hash=_hash_buffer(d),
         )
+        work = SparseDFOPWork(
+            psi=np.zeros(d, dtype=dt),
+            px=np.zeros(d, dtype=dt),
+            v=np.zeros(d, dtype=dt),
+            col=np.zeros(d, dtype=dt),
+            next=np.zeros(d, dtype=dt),
+            psi_block=np.zeros((BLOCK_ROWS, d), dtype=dt),
+            hash=_hash_buffer(d),
+        )
+        return state, work
 
     def _bind_state(self) -> None:
-        s = self._state
+        s, work = self._state, self._work
         self._w, self._P, self._M_T = s.w, s.P, s.M_T
-        self._psi, self._Px, self._v, self._col = s.work_psi, s.work_px, s.work_v, s.work_col
+        self._psi, self._Px, self._v, self._col = work.psi, work.px, work.v, work.col
         self._counts, self._forgotten = s.counts, s.forgotten
-        self._work, self._psi_block, self._hbuf = s.work_next, s.work_psi_block, s.work_hash
+        self._next, self._psi_block, self._hbuf = work.next, work.psi_block, work.hash
 
     # ------------------------------------------------------------ inputs
     def _sparse_one(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -398,7 +406,7 @@ class SparseDFOP(DFOP):
             stride = 1
         rest = (
             self._kind, self._key, self._scale, self._M_T, self._psi_block, self._col, self._hbuf,
-            self._w, self._P, self._Px, self._work, self._v, self._counts, self._forgotten,
+            self._w, self._P, self._Px, self._next, self._v, self._counts, self._forgotten,
             self.p0, self._period, self.keep_prior, self._skip, out,
         )
         if isinstance(X, _CSR):

@@ -10,7 +10,7 @@ path (learn_many, predict_many, learn_one, predict_one).
 from __future__ import annotations
 
 import pytest
-from contract_data import learn_many, learn_one, make_stream, model_cases, row
+from contract_data import learn_many, learn_one, make_stream, model_cases, predict_many, row
 from numba.core.runtime import _nrt_python, rtsys
 
 CASES = model_cases()
@@ -35,7 +35,7 @@ def test_block_paths_allocate_nothing_per_step(name, cls, params):
     model = cls(**params)
     X, Y = make_stream(model, 10_000, seed=1)
     learn_many(model, X[:10], None if Y is None else Y[:10])  # compile
-    model.predict_many(X[:10])
+    predict_many(model, X[:10])
 
     def block(n):
         return lambda: learn_many(model, X[:n], None if Y is None else Y[:n])
@@ -44,8 +44,8 @@ def test_block_paths_allocate_nothing_per_step(name, cls, params):
     assert small == large, f"learn_many allocations grow with the block: {small} vs {large}"
     assert large[0] == large[1], f"learn_many leaks: alloc {large[0]} != free {large[1]}"
 
-    small = _allocs(lambda: model.predict_many(X[:10]))
-    large = _allocs(lambda: model.predict_many(X))
+    small = _allocs(lambda: predict_many(model, X[:10]))
+    large = _allocs(lambda: predict_many(model, X))
     assert small == large and large[0] == large[1], (small, large)
 
 

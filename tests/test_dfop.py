@@ -322,10 +322,10 @@ def test_kernel_is_callable_without_the_class():
     """The procedural layer on its own (filterpy's procedural form)."""
     X, y = _linear_stream(100, 3)
     model = DFOP(3)
-    s = model._allocate()
+    s, work = model._allocate()
     out = np.empty(100)
     status = _dfop_learn_many(
-        X, y, np.array([0.01]), 0, s.w, s.P, s.work_px, s.work_next, s.work_v, s.counts,
+        X, y, np.array([0.01]), 0, s.w, s.P, work.px, work.next, work.v, s.counts,
         s.forgotten, 100.0, refresh_period(3, 0.01), True, False, out,
     )
     assert status == -1

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from numba.core.runtime import _nrt_python, rtsys
 
+import edgereg
 from edgereg import DFOP
 from edgereg._base import StateFileError
 from edgereg.fleet import Fleet, FleetInvalidInputError
@@ -170,8 +171,41 @@ def test_save_load_resumes_bit_exactly(tmp_path, dtype):
     with pytest.raises(StateFileError):
         Fleet.load(tmp_path / "bad.npz")
     DFOP(3).save(tmp_path / "dfop.npz")
-    with pytest.raises(StateFileError, match="fleet"):
+    with pytest.raises(StateFileError, match="not a Fleet"):
         Fleet.load(tmp_path / "dfop.npz")
+
+
+def test_a_file_in_the_earlier_fleet_format_loads_and_resumes_bit_exactly(tmp_path):
+    """Fleet saves through OnlineModel now (the format of every model, so that
+    edgereg.load opens it like any other); files that earlier versions wrote in
+    the fleet's own format ("edgereg-fleet-1", with scratch fields) still load."""
+    import json
+
+    K, d = 3, 4
+    X, y = _stream(K, 120, d, seed=8)
+    fleet = Fleet(K, d, 0.05)
+    fleet.learn_many(X[:, :60], y[:, :60])
+    s = fleet.state
+    old = {
+        "format": np.array("edgereg-fleet-1"),
+        "params": np.array(json.dumps(fleet.get_params())),
+        "state.w": s.w, "state.P": s.P, "state.forgotten": s.forgotten, "state.counts": s.counts,
+        "state.work_px": np.zeros((K, d)), "state.work_next": np.zeros((K, d)),
+        "state.work_v": np.zeros((K, d)), "state.work_status": np.zeros(K, dtype=np.int64),
+    }
+    np.savez(tmp_path / "old.npz", **old)
+    for again in (Fleet.load(tmp_path / "old.npz"), edgereg.load(tmp_path / "old.npz")):
+        assert isinstance(again, Fleet) and again.get_params() == fleet.get_params()
+        for field in STATE_FIELDS:
+            assert np.array_equal(getattr(again.state, field), getattr(s, field))
+        np.testing.assert_array_equal(again.learn_many(X[:, 60:], y[:, 60:]),
+                                      Fleet.load(tmp_path / "old.npz").learn_many(X[:, 60:],
+                                                                                 y[:, 60:]))
+    fleet.save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz") as npz:
+        assert str(npz["format"]) == "edgereg-state-1" and str(npz["model"]) == "Fleet"
+        assert sorted(npz.files) == ["format", "model", "params", "state.P", "state.counts",
+                                     "state.forgotten", "state.w"]
 
 
 def test_nbytes_is_k_times_a_model():

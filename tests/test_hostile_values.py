@@ -57,7 +57,7 @@ def _write_stats():
 def _cases():
     """Each model class once in float64 and once in float32."""
     seen: dict[tuple[str, str], tuple] = {}
-    for _, cls, params in model_cases():
+    for _, cls, params in model_cases(include_fleet=False):
         base = {k: v for k, v in params.items() if k != "dtype"}
         accepts_dtype = "dtype" in inspect.signature(cls.__init__).parameters
         for dtype in ("float64", "float32") if accepts_dtype else ("float64",):
@@ -122,8 +122,7 @@ def blocks(draw, model):
 
 def _learnt(model):
     if isinstance(model, Fleet):
-        return {k: np.array(v, copy=True) for k, v in model.state._asdict().items()
-                if not k.startswith("work")}
+        return {k: np.array(v, copy=True) for k, v in model.state._asdict().items()}
     return state_arrays(model)
 
 
@@ -237,7 +236,7 @@ def _float_hyper_parameters():
     skip = {"n_features", "n_outputs", "seed", "budget", "n_components", "window0",
             "window_max", "rebuild_every", "degree"}
     seen, out = set(), []
-    for _, cls, params in model_cases():
+    for _, cls, params in model_cases(include_fleet=False):
         for pname, p in _inspect.signature(cls.__init__).parameters.items():
             default = p.default
             if (isinstance(default, bool) or not isinstance(default, (int, float))

@@ -33,7 +33,7 @@ def _rel(a, scale):
 def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, dirty=True):
     """Put a MORES model in a random state, learn one sample, return before/after.
 
-    ``dirty``: fill every scratch (work*) array with garbage first; the step
+    ``dirty``: fill every scratch (workspace) array with garbage first; the step
     must not depend on what a previous step left there.
     """
     rng = np.random.default_rng(seed)
@@ -49,9 +49,8 @@ def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, dirty=
     st_.S[...], st_.S_inv[...] = S0, np.linalg.inv(S0)
     st_.Omega[...], st_.Omega_inv[...] = Om0, np.linalg.inv(Om0)
     if dirty:
-        for k, v in st_._asdict().items():
-            if k.startswith("work"):
-                v[...] = rng.normal(size=v.shape) * 1e3
+        for v in model._work:
+            v[...] = rng.normal(size=v.shape) * 1e3
     st_.counts[0] = 10
     before = {k: np.array(v, copy=True) for k, v in st_._asdict().items()}
     x, y = rng.normal(size=d), rng.normal(size=m)
@@ -227,10 +226,12 @@ def test_w_step_with_a_rank_deficient_and_a_diagonal_M():
 
 @pytest.mark.parametrize(("d", "m", "fit_intercept"), [(3, 2, True), (21, 7, True), (1, 1, False)])
 def test_state_size_matches_the_documented_memory(d, m, fit_intercept):
-    """Docstring: 3 D^2 + 6 D m + 17 m^2 + 5 D + 2 m values plus 16 bytes of counters."""
+    """Docstrings: the learnt state D^2 + 2 D m + 5 m^2 values plus 16 bytes of
+    counters, the workspace 2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m values."""
     model = MORES(d, m, fit_intercept=fit_intercept)
     D = d + fit_intercept
-    nbytes = sum(v.nbytes for v in model.state)
+    assert sum(v.nbytes for v in model.state) == 8 * (D * D + 2 * D * m + 5 * m * m) + 16
+    nbytes = model.nbytes()
     assert nbytes == 8 * (3 * D * D + 6 * D * m + 17 * m * m + 5 * D + 2 * m) + 16
     if (d, m) == (21, 7):
         assert round(nbytes / 1000, 1) == 26.7
@@ -301,8 +302,7 @@ def test_bad_sample_raises_before_any_write():
     model = MORES(3, 2)
     X, Y = _stream(20, 3, 2)
     model.learn_many(X[:10], Y[:10])
-    before = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()
-              if not k.startswith("work")}
+    before = {k: np.array(v, copy=True) for k, v in model.state._asdict().items()}
     for x, y in [(X[10], np.array([np.inf, 0.0])), (np.array([1e200, 0.0, 0.0]), Y[10])]:
         with pytest.raises(ValueError, match="sample"):
             model.learn_one(x, y)

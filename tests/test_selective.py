@@ -105,8 +105,7 @@ def test_process_one_loop_equals_process_many_bit_for_bit():
     np.testing.assert_array_equal([p for p, _ in loop], pred)
     np.testing.assert_array_equal([q for _, q in loop], asked)
     for k, v in a.state._asdict().items():
-        if not k.startswith("work"):
-            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
     assert a.n_switches_ >= 1
 
 
@@ -133,8 +132,7 @@ def test_nan_in_queried_label_names_the_row_and_keeps_rows_before():
         a.process_many(X, ybad)
     b.process_many(X[:bad], y[:bad])
     for k, v in a.state._asdict().items():
-        if not k.startswith("work"):
-            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
     c = SelectiveSampler(3, on_invalid="skip")
     c.process_many(X, ybad)
     assert c.n_skipped_ == 1 and c.n_seen_ == len(X) - 1
@@ -282,7 +280,7 @@ def test_bbq_query_bracket_decides_exactly_as_the_direct_comparison():
     # The cached bracket only saves pow calls: every decision, including r a
     # few ulps either side of t^-kappa and the bracket's ends, is r > t^-kappa.
     rng = np.random.default_rng(2)
-    cache = SelectiveSampler(2).state.work_cache.copy()
+    cache = SelectiveSampler(2)._work.cache.copy()
     for kappa in (0.5, 0.3, 0.9):
         for t in list(range(1, 300)) + list(rng.integers(300, 10**7, size=300)) + [64, 65, 128]:
             thr = float(t) ** (-kappa)
@@ -293,7 +291,7 @@ def test_bbq_query_bracket_decides_exactly_as_the_direct_comparison():
 
 def test_switch_test_bound_decides_exactly_as_the_formula():
     rng = np.random.default_rng(3)
-    cache = SelectiveSampler(2).state.work_cache.copy()
+    cache = SelectiveSampler(2)._work.cache.copy()
 
     def direct(f, rp, g, rLp, t, delta):
         r, rL = rp / (1 + rp), rLp / (1 + rLp)
@@ -329,8 +327,7 @@ def test_large_d_paths_match_reference_and_each_other(d):
     np.testing.assert_array_equal(pred, ref["prediction"])
     np.testing.assert_array_equal(asked, ref["queried"])
     for k, v in a.state._asdict().items():
-        if not k.startswith("work"):
-            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
     assert a.n_demo_rebuilds_ > 5
 
 
@@ -341,8 +338,7 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
     loop = [a.learn_one(X[s], y[s]) for s in range(len(X))]
     np.testing.assert_array_equal(loop, b.learn_many(X, y))
     for k, v in a.state._asdict().items():
-        if not k.startswith("work"):
-            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
     assert a.n_switches_ >= 1
 
 
@@ -367,7 +363,7 @@ def test_bbq_query_bracket_is_exact_with_the_previous_cache_layout():
     rng = np.random.default_rng(4)
     for kappa in (0.5, 0.3, 0.9):
         for t in [64, 65, 100, 1000, 4097] + list(rng.integers(64, 10**7, size=100)):
-            cache = SelectiveSampler(2).state.work_cache.copy()
+            cache = SelectiveSampler(2)._work.cache.copy()
             _bbq_query(0.5, int(t), kappa, cache)  # fills the bracket around t
             cache[_C_F0] *= 1 + 1e-12
             cache[_C_F1] *= 1 - 1e-12
@@ -434,7 +430,7 @@ def _refitted(rng, d, dtype, cap=300, m=250, anisotropic=False):
     X, y = X.astype(dtype), rng.choice([-1.0, 1.0], size=cap).astype(dtype)
     model = SelectiveSampler(d, dtype=np.dtype(dtype).name)
     s = model.state
-    h, V, screen = s.demo_w.copy(), s.demo_factor.copy(), s.work_screen.copy()
+    h, V, screen = s.demo_w.copy(), s.demo_factor.copy(), model._work.screen.copy()
     head = int(rng.integers(0, cap))
     _refit(X, y, head, m, h, V, np.zeros(d), screen)
     rows = [(head - m + k) % cap for k in range(m)]
@@ -473,8 +469,8 @@ def test_switch_screen_never_hides_a_switch(fresh):
         d = int(rng.integers(1, 12))
         V, screen, _ = _refitted(rng, d, np.float64, m=int(rng.integers(0, 250)))
         if fresh:
-            screen = SelectiveSampler(d).state.work_screen.copy()
-        cache = SelectiveSampler(d).state.work_cache.copy()
+            screen = SelectiveSampler(d)._work.screen.copy()
+        cache = SelectiveSampler(d)._work.cache.copy()
         for _ in range(100):
             x = rng.normal(size=d) * rng.choice([1.0, 1e-3])
             x /= np.linalg.norm(x) if rng.random() < 0.8 else 1.0
@@ -498,8 +494,9 @@ def test_switch_screen_never_hides_a_switch(fresh):
 
 
 def test_state_saved_without_the_screen_resumes_with_the_same_results(tmp_path):
-    # A state file written before the work_screen field existed loads with
-    # bounds that hold for any V (mu = 0): the same decisions and bits.
+    # A state file holds no screen (workspace: a cache of bounds); a loaded
+    # model starts from bounds that hold for any V (mu = 0): the same
+    # decisions and bits. Files of versions that saved it load the same.
     X, y, _ = switch_stream(6000, 3, switch_at=[2500], distance=2.0, seed=14)
     a = SelectiveSampler(3, **REF)
     a.process_many(X[:2000], y[:2000])
@@ -509,15 +506,14 @@ def test_state_saved_without_the_screen_resumes_with_the_same_results(tmp_path):
         arrays = {k: npz[k] for k in npz.files if k != "state.work_screen"}
     np.savez(path, **arrays)
     b = SelectiveSampler.load(path)
-    assert b.state.work_screen[_S_MU] == 0.0
+    assert b._work.screen[_S_MU] == 0.0
     pa, qa = a.process_many(X[2000:], y[2000:])
     pb, qb = b.process_many(X[2000:], y[2000:])
     np.testing.assert_array_equal(pa, pb)
     np.testing.assert_array_equal(qa, qb)
     assert a.n_switches_ >= 1
     for k, v in a.state._asdict().items():
-        if not k.startswith("work"):
-            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
 
 
 def test_block_labels_of_any_real_dtype_are_mapped_as_one_sample_labels():

@@ -35,7 +35,7 @@ def _sparse_stream(n, D, nnz, seed=0):
 
 
 def _state(model):
-    return {k: np.array(v) for k, v in model.state._asdict().items() if not k.startswith("work")}
+    return {k: np.array(v) for k, v in model.state._asdict().items()}
 
 
 def _same_state(a, b):
@@ -88,18 +88,18 @@ def test_fused_projection_equals_the_column_by_column_sum(d, dtype):
     model = SparseDFOP(D, d, seed=21, dtype=dtype)
     X = sp.csr_matrix((val.ravel(), idx.ravel(), np.arange(0, n * nnz + 1, nnz)), shape=(n, D))
     model.learn_many(X, np.zeros(n))  # learning from y = 0 leaves v = 0: psi is in the scratch
-    psi_block = model.state.work_psi_block.copy()
+    psi_block = model._work.psi_block.copy()
     for t in range(n):
         M = model.projection_matrix(idx[t])  # the row's columns, in increasing order
         want = sparse_projection(M, np.arange(nnz), val[t])
         if t >= n - BLOCK_ROWS:  # the last chunk is still in the block scratch
             np.testing.assert_array_equal(psi_block[t - (n - BLOCK_ROWS)], want, err_msg=str(t))
         model.predict_one((idx[t], val[t]))
-        np.testing.assert_array_equal(model.state.work_psi, want, err_msg=str(t))
+        np.testing.assert_array_equal(model._work.psi, want, err_msg=str(t))
         x = np.zeros(D, dtype=dtype)
         x[idx[t]] = val[t]
         model.predict_one(x)  # the dense scan
-        np.testing.assert_array_equal(model.state.work_psi, want, err_msg=str(t))
+        np.testing.assert_array_equal(model._work.psi, want, err_msg=str(t))
 
 
 def test_gaussian_and_hashed_define_the_same_matrix():
