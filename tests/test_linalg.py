@@ -10,11 +10,15 @@ from hypothesis import strategies as st
 from edgereg._kernels.linalg import (
     apply_reflectors,
     cholesky,
+    invert_upper_in_place,
     jacobi_eigh,
     set_identity,
+    shifted_cholesky,
     shifted_tridiagonal_solve,
     spd_inverse,
+    symv,
     tridiagonalize,
+    upper_cholesky_in_place,
 )
 
 TOL = 64 * np.finfo(np.float64).eps
@@ -206,3 +210,47 @@ def test_tridiagonalize_reads_only_the_upper_triangle():
     for a, b in zip(*out, strict=True):
         np.testing.assert_array_equal(a, b)
     assert np.all(np.isfinite(out[1][0])) and np.all(np.isfinite(out[1][1]))
+
+
+@pytest.mark.parametrize("n", [1, 3, 9, 30])
+def test_shifted_cholesky_factors_the_shifted_matrix_or_stops(n):
+    rng = np.random.default_rng(n)
+    B = rng.normal(size=(n, n))
+    A = B @ B.T + np.eye(n)
+    lam = np.linalg.eigvalsh(A)
+    L = np.full((n, n), np.nan)
+    shift = 0.5 * lam[0]
+    assert shifted_cholesky(A, shift, L, 0.0, True) == 0
+    np.testing.assert_allclose(L, np.linalg.cholesky(A - shift * np.eye(n)), rtol=1e-12,
+                               atol=1e-12 * lam[-1])
+    # Beyond the smallest eigenvalue the shifted matrix is indefinite: it stops.
+    assert shifted_cholesky(A, 1.01 * lam[0], L, 0.0, True) == -1
+    # cholesky is the unshifted case, bit for bit.
+    L0, L1 = np.empty((n, n)), np.empty((n, n))
+    assert cholesky(A, L0, 1e-300) == 0
+    shifted_cholesky(A, 0.0, L1, 1e-300, False)
+    np.testing.assert_array_equal(L0, L1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 4, 17])
+def test_upper_cholesky_and_its_inverse_in_place(n, dtype):
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(3 * n, n))
+    A = np.eye(n) + X.T @ X  # >= I, as SelectiveSampler's demo matrix
+    V = np.triu(A).astype(dtype)
+    upper_cholesky_in_place(V)
+    U = np.linalg.cholesky(A).T
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(np.triu(V), U, rtol=tol, atol=tol * np.abs(U).max())
+    invert_upper_in_place(V, np.empty(n))
+    np.testing.assert_allclose(np.triu(V), np.linalg.inv(U), rtol=tol * 10,
+                               atol=tol * 10 * np.abs(np.linalg.inv(U)).max())
+
+
+def test_symv_is_the_symmetric_product():
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(6, 6))
+    P, x, out = B + B.T, rng.normal(size=6), np.empty(6)
+    symv(P, x, out)
+    np.testing.assert_allclose(out, P @ x, rtol=1e-14, atol=1e-14)

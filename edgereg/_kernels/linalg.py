@@ -14,8 +14,10 @@ Routines
     out <- P x for a symmetric P, accumulated in float64.
 ``jacobi_eigh(A, V, tol, max_sweeps)``
     Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
-``cholesky(A, L, floor)``
-    Lower Cholesky factor A = L L^T.
+``cholesky(A, L, floor)``, ``shifted_cholesky(A, shift, L, floor, stop)``
+    Lower Cholesky factor A (- shift I) = L L^T; the one body of both.
+``upper_cholesky_in_place(U)``, ``invert_upper_in_place(V, acc)``
+    A = U^T U in place (right-looking, row axpys), and U^-1 in place.
 ``spd_inverse(A, out, L, Linv, floor)``
     Inverse of a symmetric positive definite matrix through its Cholesky factor.
 ``tridiagonalize(M, A, diag, off, beta, p)``
@@ -43,6 +45,9 @@ __all__ = [
     "symv",
     "jacobi_eigh",
     "cholesky",
+    "shifted_cholesky",
+    "upper_cholesky_in_place",
+    "invert_upper_in_place",
     "spd_inverse",
     "tridiagonalize",
     "apply_reflectors",
@@ -180,22 +185,25 @@ def jacobi_eigh(A, V, tol, max_sweeps):
 
 
 @kernel
-def cholesky(A, L, floor):
-    """Lower Cholesky factor: A = L L^T for a symmetric positive definite A.
+def shifted_cholesky(A, shift, L, floor, stop):
+    """Lower Cholesky factor L L^T = A - shift I of a symmetric A (lower triangle read).
 
-    Only the lower triangle of A is read; L's strict upper triangle is set to
-    zero. A pivot below ``floor`` (possible only when rounding made A
-    indefinite) is replaced by ``floor`` so the factor stays finite; the
-    number of such replacements is returned (0 for a well-posed A).
+    A pivot not above ``floor`` (rounding made the matrix indefinite, or it
+    is not positive definite) either stops the factorisation at once, when
+    ``stop``, returning -1, or is replaced by ``floor`` so that L stays
+    finite; returns the number of such replacements (0 for a well-posed A).
+    L's strict upper triangle is set to zero.
     """
     n = A.shape[0]
     clamped = 0
     for j in range(n):
         Lj = L[j]
-        d = A[j, j]
+        d = A[j, j] - shift
         for k in range(j):
             d -= Lj[k] * Lj[k]
         if not d > floor:
+            if stop:
+                return -1
             d = floor
             clamped += 1
         ljj = math.sqrt(d)
@@ -210,6 +218,67 @@ def cholesky(A, L, floor):
                 acc -= Li[k] * Lj[k]
             Li[j] = acc * inv
     return clamped
+
+
+@kernel
+def cholesky(A, L, floor):
+    """Lower Cholesky factor: A = L L^T for a symmetric positive definite A.
+
+    Only the lower triangle of A is read; L's strict upper triangle is set to
+    zero. A pivot below ``floor`` (possible only when rounding made A
+    indefinite) is replaced by ``floor`` so the factor stays finite; the
+    number of such replacements is returned (0 for a well-posed A).
+    """
+    return shifted_cholesky(A, 0.0, L, floor, False)
+
+
+@kernel
+def upper_cholesky_in_place(U):
+    """U <- the upper factor of A = U^T U, A given in U's upper triangle (>= I).
+
+    Right-looking, by rank-one updates of the trailing rows: every inner loop
+    is an axpy on a row segment (vectorised). For a matrix >= I every pivot
+    is >= 1, so there is no floor. Accumulates in float64 whatever the dtype.
+    """
+    d = U.shape[0]
+    for k in range(d):
+        Uk = U[k]
+        ukk = math.sqrt(np.float64(Uk[k]))
+        Uk[k] = ukk
+        inv = 1.0 / ukk
+        for j in range(d - k - 1):
+            Uk[k + 1 + j] *= inv
+        for ii in range(d - k - 1):
+            i = k + 1 + ii  # offsets from range(0, .): numba then vectorises
+            uki = np.float64(Uk[i])
+            Ui = U[i]
+            for j in range(d - i):
+                Ui[i + j] -= uki * Uk[i + j]
+
+
+@kernel
+def invert_upper_in_place(V, acc):
+    """V <- V^-1 for an upper triangular V, in place (``acc``: d float64 of scratch).
+
+    V_ij = -(1/U_ii) sum_{i<k<=j} U_ik V_kj, rows from the last (those below
+    are already inverted); each inner loop an axpy on a row segment.
+    """
+    d = V.shape[0]
+    for r in range(d):
+        i = d - 1 - r
+        Vi = V[i]
+        for j in range(d):
+            acc[j] = 0.0
+        for kk in range(d - i - 1):
+            k = i + 1 + kk
+            uik = np.float64(Vi[k])
+            Vk = V[k]
+            for j in range(d - k):
+                acc[k + j] += uik * Vk[k + j]
+        vii = 1.0 / np.float64(Vi[i])
+        Vi[i] = vii
+        for j in range(d - i - 1):
+            Vi[i + 1 + j] = -vii * acc[i + 1 + j]
 
 
 @kernel

@@ -20,6 +20,7 @@ from .linalg import (
     cholesky,
     jacobi_eigh,
     set_identity,
+    shifted_cholesky,
     shifted_tridiagonal_solve,
     spd_inverse,
     tridiagonalize,
@@ -196,23 +197,7 @@ def _certainly_positive_definite(E, rel_margin, L):
     shift = rel_margin * np.sqrt(frob)
     if not shift > 0.0:  # E == 0, or not finite
         return False
-    for j in range(m):
-        Lj = L[j]
-        d = E[j, j] - shift
-        for k in range(j):
-            d -= Lj[k] * Lj[k]
-        if not d > 0.0:
-            return False
-        ljj = np.sqrt(d)
-        Lj[j] = ljj
-        inv = 1.0 / ljj
-        for i in range(j + 1, m):
-            Li = L[i]
-            acc = E[i, j]
-            for k in range(j):
-                acc -= Li[k] * Lj[k]
-            Li[j] = acc * inv
-    return True
+    return shifted_cholesky(E, shift, L, 0.0, True) == 0
 
 
 @kernel

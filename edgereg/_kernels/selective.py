@@ -26,6 +26,7 @@ from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _diagonal_slack,
     _update_fits,
 )
+from .linalg import invert_upper_in_place, upper_cholesky_in_place
 from .linalg import symv as _symv
 
 OK = 0
@@ -375,36 +376,8 @@ def _rebuild(window_X, window_y, head, m, hw, V, acc):
             acc[i + 1 + j] += abs(np.float64(Vi[i + 1 + j]))
         if s + acc[i] > lam:
             lam = s + acc[i]
-    # Cholesky A_L = U^T U in place (upper), by rank-one updates of the trailing rows.
-    for k in range(d):
-        Vk = V[k]
-        ukk = math.sqrt(np.float64(Vk[k]))
-        Vk[k] = ukk
-        inv = 1.0 / ukk
-        for j in range(d - k - 1):
-            Vk[k + 1 + j] *= inv
-        for ii in range(d - k - 1):
-            i = k + 1 + ii  # offsets from range(0, .): numba then vectorises
-            uki = np.float64(Vk[i])
-            Vi = V[i]
-            for j in range(d - i):
-                Vi[i + j] -= uki * Vk[i + j]
-    # V = U^-1 in place: V_ij = -(1/U_ii) sum_{i<k<=j} U_ik V_kj (rows below already V).
-    for r in range(d):
-        i = d - 1 - r
-        Vi = V[i]
-        for j in range(d):
-            acc[j] = 0.0
-        for kk in range(d - i - 1):
-            k = i + 1 + kk
-            uik = np.float64(Vi[k])
-            Vk = V[k]
-            for j in range(d - k):
-                acc[k + j] += uik * Vk[k + j]
-        vii = 1.0 / np.float64(Vi[i])
-        Vi[i] = vii
-        for j in range(d - i - 1):
-            Vi[i + 1 + j] = -vii * acc[i + 1 + j]
+    upper_cholesky_in_place(V)  # A_L = U^T U (A_L >= I: every pivot >= 1)
+    invert_upper_in_place(V, acc)  # V = U^-1
     # h = V (V^T b_L).
     for j in range(d):
         acc[j] = 0.0
