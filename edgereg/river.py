@@ -11,6 +11,7 @@ Importing ``edgereg`` does not import river; this submodule does (import it as
     >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
     MAE: 1.288232
 
+
 Feature schema
 --------------
 The edgereg models have a fixed input dimension and fixed memory, so the
@@ -53,6 +54,7 @@ import numpy as np
 from river import base
 
 import edgereg
+from edgereg._adapters import model_parameters
 
 __all__ = [
     "DFOPRegressor",
@@ -121,6 +123,8 @@ class _Adapter(base.Base):
     _model_name: ClassVar[str]
     #: Model arguments fixed by the adapter (e.g. ``task``).
     _fixed: ClassVar[dict[str, Any]] = {}
+    #: Model arguments the adapter takes from the data (``_adapters.model_parameters``).
+    _inferred: ClassVar[tuple[str, ...]] = ("n_features", "n_outputs")
 
     def _init_adapter(self) -> None:
         self.model_: Any = None
@@ -220,6 +224,7 @@ class _Regressor(_Adapter, base.Regressor):
         return float(self.model_.predict_one(self._row(x)))
 
 
+@model_parameters
 class DFOPRegressor(_Regressor):
     """:class:`edgereg.DFOP` regression (forgetting-factor RLS) for river.
 
@@ -239,68 +244,26 @@ class DFOPRegressor(_Regressor):
     _model_name = "DFOP"
     _fixed = {"task": "regression"}
 
-    def __init__(
-        self,
-        forgetting: float = 0.01,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.forgetting = forgetting
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
-
     @classmethod
     def _unit_test_params(cls):
         yield {}
         yield {"forgetting": 0.05, "p0": 10.0}
 
 
+@model_parameters
 class RLSRegressor(_Regressor):
     """:class:`edgereg.RLS` (recursive least squares, no forgetting) for river."""
 
     _model_name = "RLS"
     _fixed = {"task": "regression"}
 
-    def __init__(
-        self, p0: float = 100.0, dtype: str = "float64", on_invalid: str = "raise"
-    ) -> None:
-        self.p0 = p0
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
-
+@model_parameters
 class SparseDFOPRegressor(_Regressor):
     """:class:`edgereg.SparseDFOP` regression (DFOP on a random projection) for river."""
 
     _model_name = "SparseDFOP"
     _fixed = {"task": "regression"}
-
-    def __init__(
-        self,
-        n_components: int = 100,
-        forgetting: float = 0.01,
-        projection: str = "hashed",
-        seed: int = 0,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.n_components = n_components
-        self.forgetting = forgetting
-        self.projection = projection
-        self.seed = seed
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
     @classmethod
     def _unit_test_params(cls):
@@ -308,45 +271,11 @@ class SparseDFOPRegressor(_Regressor):
         yield {"n_components": 3, "projection": "rademacher", "forgetting": 0.05}
 
 
+@model_parameters
 class NORMARegressor(_Regressor):
     """:class:`edgereg.NORMARegressor` (budgeted kernel regression) for river."""
 
     _model_name = "NORMARegressor"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-        degree: int = 3,
-        coef0: float = 1.0,
-        loss: str = "squared",
-        epsilon: float = 0.1,
-        huber_sigma: float = 1.0,
-        nu: float | None = None,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.loss = loss
-        self.epsilon = epsilon
-        self.huber_sigma = huber_sigma
-        self.nu = nu
-        self._init_adapter()
 
     @classmethod
     def _unit_test_params(cls):
@@ -354,6 +283,7 @@ class NORMARegressor(_Regressor):
         yield {"budget": 16, "loss": "epsilon", "nu": 0.3, "kernel": "laplacian"}
 
 
+@model_parameters
 class PARegressor(_Regressor):
     """:class:`edgereg.PARegressor` (passive-aggressive PA-I / PA-II), single output, for river.
 
@@ -361,23 +291,6 @@ class PARegressor(_Regressor):
     """
 
     _model_name = "PARegressor"
-
-    def __init__(
-        self,
-        variant: str = "I",
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.variant = variant
-        self.C = C
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
 
 # ----------------------------------------------------------------- classifiers
@@ -432,6 +345,7 @@ class _Classifier(_Adapter, base.Classifier):
         return label
 
 
+@model_parameters
 class DFOPClassifier(_Classifier):
     """:class:`edgereg.DFOP` binary classification (least squares on +-1 with forgetting) for river.
 
@@ -447,94 +361,29 @@ class DFOPClassifier(_Classifier):
     _model_name = "DFOP"
     _fixed = {"task": "classification"}
 
-    def __init__(
-        self,
-        forgetting: float = 0.01,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.forgetting = forgetting
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
-
     @classmethod
     def _unit_test_params(cls):
         yield {}
         yield {"forgetting": 0.05, "dtype": "float32"}
 
 
+@model_parameters
 class SparseDFOPClassifier(_Classifier):
     """:class:`edgereg.SparseDFOP` binary classification for river."""
 
     _model_name = "SparseDFOP"
     _fixed = {"task": "classification"}
 
-    def __init__(
-        self,
-        n_components: int = 100,
-        forgetting: float = 0.01,
-        projection: str = "hashed",
-        seed: int = 0,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.n_components = n_components
-        self.forgetting = forgetting
-        self.projection = projection
-        self.seed = seed
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
-
     @classmethod
     def _unit_test_params(cls):
         yield {"n_components": 5}
 
 
+@model_parameters
 class NORMAClassifier(_Classifier):
     """:class:`edgereg.NORMAClassifier` (budgeted kernel hinge loss) for river."""
 
     _model_name = "NORMAClassifier"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-        degree: int = 3,
-        coef0: float = 1.0,
-        margin: float = 1.0,
-        nu: float | None = None,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.margin = margin
-        self.nu = nu
-        self._init_adapter()
 
     @classmethod
     def _unit_test_params(cls):
@@ -542,6 +391,7 @@ class NORMAClassifier(_Classifier):
         yield {"budget": 16, "nu": 0.3, "kernel": "laplacian"}
 
 
+@model_parameters
 class SelectiveSamplerClassifier(_Classifier):
     """:class:`edgereg.SelectiveSampler` (BBQ with switch detection) for river.
 
@@ -551,29 +401,6 @@ class SelectiveSamplerClassifier(_Classifier):
     """
 
     _model_name = "SelectiveSampler"
-
-    def __init__(
-        self,
-        kappa: float = 0.5,
-        detect_switch: bool = True,
-        delta: float = 0.1,
-        window0: int = 50,
-        window_max: int = 2000,
-        rebuild_every: int = 4,
-        normalize: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.kappa = kappa
-        self.detect_switch = detect_switch
-        self.delta = delta
-        self.window0 = window0
-        self.window_max = window_max
-        self.rebuild_every = rebuild_every
-        self.normalize = normalize
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
     def decision_function_one(self, x: dict) -> float:
         if self.model_ is None:
@@ -622,6 +449,7 @@ class _MultiTarget(_Adapter, base.MultiTargetRegressor):
         return {k: float(v) for k, v in zip(self.targets_, out, strict=True)}
 
 
+@model_parameters
 class MORESRegressor(_MultiTarget):
     """:class:`edgereg.MORES` (dynamic-structure multi-output regression) for river.
 
@@ -631,69 +459,23 @@ class MORESRegressor(_MultiTarget):
 
     _model_name = "MORES"
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        decay: float = 0.99,
-        gamma: float = 1.0,
-        tau: float = 100.0,
-        fit_intercept: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.C = C
-        self.decay = decay
-        self.gamma = gamma
-        self.tau = tau
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
-
+@model_parameters
 class SOMORRegressor(_MultiTarget):
     """:class:`edgereg.SOMOR` (simple online multi-output regression) for river."""
 
     _model_name = "SOMOR"
 
-    def __init__(
-        self,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
 
-
+@model_parameters
 class PAMultiTargetRegressor(_MultiTarget):
     """:class:`edgereg.PARegressor` with several outputs (PA-I / PA-II per output) for river."""
 
     _model_name = "PARegressor"
 
-    def __init__(
-        self,
-        variant: str = "I",
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.variant = variant
-        self.C = C
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self._init_adapter()
-
 
 # ------------------------------------------------------------------- anomaly
+@model_parameters
 class NORMANovelty(_Adapter, base.AnomalyDetector):
     """:class:`edgereg.NORMANovelty` as a river anomaly detector.
 
@@ -703,35 +485,6 @@ class NORMANovelty(_Adapter, base.AnomalyDetector):
     """
 
     _model_name = "NORMANovelty"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = False,
-        dtype: str = "float64",
-        on_invalid: str = "raise",
-        degree: int = 3,
-        coef0: float = 1.0,
-        nu: float = 0.1,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
-        self._init_adapter()
 
     def learn_one(self, x: dict) -> None:
         if self.model_ is None:

@@ -46,6 +46,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import edgereg
+from edgereg._adapters import model_parameters
 
 __all__ = [
     "DFOPRegressor",
@@ -108,6 +109,8 @@ class _EdgeregEstimator(BaseEstimator):
     _model_name: ClassVar[str]
     #: Model arguments fixed by the wrapper (e.g. ``task``).
     _fixed: ClassVar[dict[str, Any]] = {}
+    #: Model arguments the wrapper takes from the data (``_adapters.model_parameters``).
+    _inferred: ClassVar[tuple[str, ...]] = ("n_features", "n_outputs")
     #: Sparse input accepted (converted to CSR); only SparseDFOP.
     _sparse: ClassVar[bool] = False
 
@@ -325,6 +328,7 @@ class _MultiOutputRegressor(MultiOutputMixin, _Regressor):
 
 
 # ------------------------------------------------------------------- DFOP
+@model_parameters
 class DFOPRegressor(_Regressor):
     """:class:`edgereg.DFOP` regression (forgetting-factor RLS) as a scikit-learn regressor.
 
@@ -336,22 +340,8 @@ class DFOPRegressor(_Regressor):
     _model_name = "DFOP"
     _fixed = {"task": "regression"}
 
-    def __init__(
-        self,
-        forgetting: float = 0.01,
-        *,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.forgetting = forgetting
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
-
+@model_parameters
 class DFOPClassifier(_Classifier):
     """:class:`edgereg.DFOP` binary classification as a scikit-learn classifier.
 
@@ -362,37 +352,17 @@ class DFOPClassifier(_Classifier):
     _model_name = "DFOP"
     _fixed = {"task": "classification"}
 
-    def __init__(
-        self,
-        forgetting: float = 0.01,
-        *,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.forgetting = forgetting
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
-
+@model_parameters
 class RLSRegressor(_Regressor):
     """:class:`edgereg.RLS` (recursive least squares, no forgetting) as a scikit-learn regressor."""
 
     _model_name = "RLS"
     _fixed = {"task": "regression"}
 
-    def __init__(
-        self, *, p0: float = 100.0, dtype: Any = "float64", on_invalid: str = "raise"
-    ) -> None:
-        self.p0 = p0
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-
 
 # ------------------------------------------------------------ SparseDFOP
+@model_parameters
 class SparseDFOPRegressor(_Regressor):
     """:class:`edgereg.SparseDFOP` regression; accepts dense arrays and sparse matrices (CSR).
 
@@ -404,55 +374,14 @@ class SparseDFOPRegressor(_Regressor):
     _fixed = {"task": "regression"}
     _sparse = True
 
-    def __init__(
-        self,
-        n_components: int = 100,
-        forgetting: float = 0.01,
-        *,
-        projection: str = "hashed",
-        seed: int = 0,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.n_components = n_components
-        self.forgetting = forgetting
-        self.projection = projection
-        self.seed = seed
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
-
+@model_parameters
 class SparseDFOPClassifier(_Classifier):
     """:class:`edgereg.SparseDFOP` binary classification; dense or sparse (CSR) input."""
 
     _model_name = "SparseDFOP"
     _fixed = {"task": "classification"}
     _sparse = True
-
-    def __init__(
-        self,
-        n_components: int = 100,
-        forgetting: float = 0.01,
-        *,
-        projection: str = "hashed",
-        seed: int = 0,
-        p0: float = 100.0,
-        keep_prior: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.n_components = n_components
-        self.forgetting = forgetting
-        self.projection = projection
-        self.seed = seed
-        self.p0 = p0
-        self.keep_prior = keep_prior
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
 
 # ------------------------------------------------------------------ NORMA
@@ -472,92 +401,29 @@ class _NORMAParams:
         return self.model_.dual_coef_
 
 
+@model_parameters
 class NORMARegressor(_NORMAParams, _Regressor):
     """:class:`edgereg.NORMARegressor` (budgeted kernel regression) as a scikit-learn regressor."""
 
     _model_name = "NORMARegressor"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-        *,
-        degree: int = 3,
-        coef0: float = 1.0,
-        loss: str = "squared",
-        epsilon: float = 0.1,
-        huber_sigma: float = 1.0,
-        nu: float | None = None,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.loss = loss
-        self.epsilon = epsilon
-        self.huber_sigma = huber_sigma
-        self.nu = nu
 
     @property
     def coef_(self) -> np.ndarray:  # type: ignore[override]
         raise AttributeError("NORMARegressor is a kernel model: see dual_coef_ / support_vectors_")
 
 
+@model_parameters
 class NORMAClassifier(_NORMAParams, _Classifier):
     """:class:`edgereg.NORMAClassifier` (budgeted kernel hinge loss) for scikit-learn."""
 
     _model_name = "NORMAClassifier"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-        *,
-        degree: int = 3,
-        coef0: float = 1.0,
-        margin: float = 1.0,
-        nu: float | None = None,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.margin = margin
-        self.nu = nu
 
     @property
     def coef_(self) -> np.ndarray:  # type: ignore[override]
         raise AttributeError("NORMAClassifier is a kernel model: see dual_coef_ / support_vectors_")
 
 
+@model_parameters
 class NORMANovelty(_NORMAParams, OutlierMixin, _EdgeregEstimator):
     """:class:`edgereg.NORMANovelty` as a scikit-learn outlier detector.
 
@@ -569,35 +435,6 @@ class NORMANovelty(_NORMAParams, OutlierMixin, _EdgeregEstimator):
     """
 
     _model_name = "NORMANovelty"
-
-    def __init__(
-        self,
-        budget: int = 200,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        learning_rate: float = 0.1,
-        regularization: float = 0.01,
-        learning_rate_schedule: str = "constant",
-        fit_offset: bool = False,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-        *,
-        degree: int = 3,
-        coef0: float = 1.0,
-        nu: float = 0.1,
-    ) -> None:
-        self.budget = budget
-        self.kernel = kernel
-        self.gamma = gamma
-        self.learning_rate = learning_rate
-        self.regularization = regularization
-        self.learning_rate_schedule = learning_rate_schedule
-        self.fit_offset = fit_offset
-        self.dtype = dtype
-        self.on_invalid = on_invalid
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
 
     def fit(self, X: Any, y: Any = None) -> NORMANovelty:
         """Build a fresh model and learn X in one pass, in row order (y is ignored)."""
@@ -642,6 +479,7 @@ class NORMANovelty(_NORMAParams, OutlierMixin, _EdgeregEstimator):
 
 
 # -------------------------------------------------------------- multi-output
+@model_parameters
 class MORESRegressor(_MultiOutputRegressor):
     """:class:`edgereg.MORES` (dynamic-structure multi-output regression) for scikit-learn.
 
@@ -650,66 +488,19 @@ class MORESRegressor(_MultiOutputRegressor):
 
     _model_name = "MORES"
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        decay: float = 0.99,
-        *,
-        gamma: float = 1.0,
-        tau: float = 100.0,
-        fit_intercept: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.C = C
-        self.decay = decay
-        self.gamma = gamma
-        self.tau = tau
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
-
+@model_parameters
 class SOMORRegressor(_MultiOutputRegressor):
     """:class:`edgereg.SOMOR` (simple online multi-output regression) for scikit-learn."""
 
     _model_name = "SOMOR"
 
-    def __init__(
-        self,
-        epsilon: float = 0.1,
-        *,
-        fit_intercept: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
-
+@model_parameters
 class PARegressor(_MultiOutputRegressor):
     """:class:`edgereg.PARegressor` (PA-I / PA-II, per output) for scikit-learn."""
 
     _model_name = "PARegressor"
-
-    def __init__(
-        self,
-        variant: str = "I",
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        *,
-        fit_intercept: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.variant = variant
-        self.C = C
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
     def _n_outputs_arg(self, y: np.ndarray) -> Any:
         return None if y.ndim == 1 else y.shape[1]
@@ -719,6 +510,7 @@ class PARegressor(_MultiOutputRegressor):
 
 
 # -------------------------------------------------------- selective sampling
+@model_parameters
 class SelectiveSamplerClassifier(_Classifier):
     """:class:`edgereg.SelectiveSampler` (BBQ with switch detection) as a scikit-learn classifier.
 
@@ -729,29 +521,6 @@ class SelectiveSamplerClassifier(_Classifier):
     """
 
     _model_name = "SelectiveSampler"
-
-    def __init__(
-        self,
-        kappa: float = 0.5,
-        *,
-        detect_switch: bool = True,
-        delta: float = 0.1,
-        window0: int = 50,
-        window_max: int = 2000,
-        rebuild_every: int = 4,
-        normalize: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-    ) -> None:
-        self.kappa = kappa
-        self.detect_switch = detect_switch
-        self.delta = delta
-        self.window0 = window0
-        self.window_max = window_max
-        self.rebuild_every = rebuild_every
-        self.normalize = normalize
-        self.dtype = dtype
-        self.on_invalid = on_invalid
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``X @ coef_``; >= 0 predicts ``classes_[1]``."""
