@@ -340,19 +340,24 @@ class DFOP(OnlineModel):
             return label_signs(Y, n)
         return as_targets(Y, n, np.float64)
 
-    def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
+    def _forgetting_schedule(self, forgetting: Any, n: int) -> tuple[np.ndarray, int]:
+        """(mu, stride) for the block kernels: step t forgets ``mu[t * stride]``.
+
+        ``None``: the model's own factor (stride 0); else one factor per row.
+        """
         if forgetting is None:
-            mu, stride = self._mu, 0
-        else:
-            mu = np.ascontiguousarray(forgetting, dtype=np.float64)
-            if mu.shape != (X.shape[0],):
-                raise ValueError(
-                    f"forgetting must be a scalar or an array of shape ({X.shape[0]},), "
-                    f"got shape {mu.shape}"
-                )
-            if not np.all((mu >= 0.0) & (mu < 1.0)):
-                raise ValueError("every per-step forgetting factor must be in [0, 1)")
-            stride = 1
+            return self._mu, 0
+        mu = np.ascontiguousarray(forgetting, dtype=np.float64)
+        if mu.shape != (n,):
+            raise ValueError(
+                f"forgetting must be a scalar or an array of shape ({n},), got shape {mu.shape}"
+            )
+        if not np.all((mu >= 0.0) & (mu < 1.0)):
+            raise ValueError("every per-step forgetting factor must be in [0, 1)")
+        return mu, 1
+
+    def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
+        mu, stride = self._forgetting_schedule(forgetting, X.shape[0])
         return _dfop_learn_many(
             X, Y, mu, stride, self._w, self._P, self._Px, self._next, self._v, self._counts,
             self._forgotten, self.p0, self._period, self.keep_prior, self._skip, out,

@@ -116,6 +116,22 @@ def _schema(x: dict) -> tuple:
         return keys
 
 
+def _in_order(values: dict, keys: tuple, what: str, items: str, known: str) -> np.ndarray:
+    """The values of ``keys``, in that order, as float64; a key missing or new is a ValueError."""
+    try:
+        ordered = [values[k] for k in keys]
+    except KeyError:
+        missing = [k for k in keys if k not in values]
+        raise ValueError(f"{what} is missing {items} {missing}; {known}") from None
+    if len(values) != len(keys):
+        new = [k for k in values if k not in set(keys)]
+        raise ValueError(f"{what} has new {items} {new}; {known}")
+    try:
+        return np.array(ordered, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} values must be real numbers: {exc}") from None
+
+
 class _Adapter(base.Base):
     """Shared layer: the feature schema, the model built at the first learn_one."""
 
@@ -148,24 +164,9 @@ class _Adapter(base.Base):
         self.features_ = features
 
     def _row(self, x: dict) -> np.ndarray:
-        try:
-            values = [x[k] for k in self.features_]
-        except KeyError:
-            missing = [k for k in self.features_ if k not in x]
-            raise ValueError(
-                f"sample is missing feature(s) {missing}; {type(self).__name__} was built on "
-                f"the features {list(self.features_)} of the first sample learnt"
-            ) from None
-        if len(x) != len(self.features_):
-            new = [k for k in x if k not in set(self.features_)]
-            raise ValueError(
-                f"sample has new feature(s) {new}; {type(self).__name__} was built on the "
-                f"features {list(self.features_)} of the first sample learnt"
-            )
-        try:
-            return np.array(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"feature values must be real numbers: {exc}") from None
+        known = (f"{type(self).__name__} was built on the features {list(self.features_)} "
+                 "of the first sample learnt")
+        return _in_order(x, self.features_, "sample", "feature(s)", known)
 
     @property
     def n_features_(self) -> int:
@@ -419,19 +420,8 @@ class _MultiTarget(_Adapter, base.MultiTargetRegressor):
         self.targets_: tuple = ()
 
     def _target(self, y: dict) -> np.ndarray:
-        try:
-            values = [y[k] for k in self.targets_]
-        except KeyError:
-            missing = [k for k in self.targets_ if k not in y]
-            raise ValueError(
-                f"target is missing output(s) {missing}; the outputs are {list(self.targets_)}"
-            ) from None
-        if len(y) != len(self.targets_):
-            new = [k for k in y if k not in set(self.targets_)]
-            raise ValueError(
-                f"target has new output(s) {new}; the outputs are {list(self.targets_)}"
-            )
-        return np.array(values, dtype=np.float64)
+        known = f"the outputs are {list(self.targets_)}"
+        return _in_order(y, self.targets_, "target", "output(s)", known)
 
     def learn_one(self, x: dict, y: dict) -> None:
         if self.model_ is None:

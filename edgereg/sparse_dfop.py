@@ -392,18 +392,7 @@ class SparseDFOP(DFOP):
 
     # ------------------------------------------------------------ block
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
-        if forgetting is None:
-            mu, stride = self._mu, 0
-        else:
-            mu = np.ascontiguousarray(forgetting, dtype=np.float64)
-            if mu.shape != (X.shape[0],):
-                raise ValueError(
-                    f"forgetting must be a scalar or an array of shape ({X.shape[0]},), "
-                    f"got shape {mu.shape}"
-                )
-            if not np.all((mu >= 0.0) & (mu < 1.0)):
-                raise ValueError("every per-step forgetting factor must be in [0, 1)")
-            stride = 1
+        mu, stride = self._forgetting_schedule(forgetting, X.shape[0])
         rest = (
             self._kind, self._key, self._scale, self._M_T, self._psi_block, self._col, self._hbuf,
             self._w, self._P, self._Px, self._next, self._v, self._counts, self._forgotten,

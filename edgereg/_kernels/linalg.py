@@ -12,6 +12,8 @@ Routines
     A <- I.
 ``symv(P, x, out)``
     out <- P x for a symmetric P, accumulated in float64.
+``multiply_transposed(A, B, out)``
+    out <- A B^T.
 ``jacobi_eigh(A, V, tol, max_sweeps)``
     Cyclic Jacobi eigensolver for a symmetric matrix; warm-startable.
 ``cholesky(A, L, floor)``, ``shifted_cholesky(A, shift, L, floor, stop)``
@@ -38,11 +40,12 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import inline_kernel, kernel
 
 __all__ = [
     "set_identity",
     "symv",
+    "multiply_transposed",
     "jacobi_eigh",
     "cholesky",
     "shifted_cholesky",
@@ -77,6 +80,37 @@ def symv(P, x, out):
         Pi = P[i]
         for j in range(d):
             out[j] += xi * Pi[j]
+
+
+@inline_kernel
+def _rotate(A, Ap, Aq, p, q, c, s, lo, hi):
+    """Jacobi's rotation of rows/columns p, q of the symmetric A over k in [lo, hi).
+
+    Called on the three ranges k != p, q, so that no loop holds a branch.
+    """
+    for k in range(lo, hi):
+        akp = Ap[k]
+        akq = Aq[k]
+        vp = c * akp - s * akq
+        vq = s * akp + c * akq
+        Ap[k] = vp
+        Aq[k] = vq
+        A[k, p] = vp
+        A[k, q] = vq
+
+
+@kernel
+def multiply_transposed(A, B, out):
+    """out = A B^T (rows of A against rows of B), each entry summed in order."""
+    for i in range(A.shape[0]):
+        Ai = A[i]
+        outi = out[i]
+        for j in range(B.shape[0]):
+            Bj = B[j]
+            acc = 0.0
+            for k in range(A.shape[1]):
+                acc += Ai[k] * Bj[k]
+            outi[j] = acc
 
 
 @kernel
@@ -140,33 +174,9 @@ def jacobi_eigh(A, V, tol, max_sweeps):
                 Ap = A[p]
                 Aq = A[q]
                 # k != p, q, in three ranges (no branch in the loops)
-                for k in range(p):
-                    akp = Ap[k]
-                    akq = Aq[k]
-                    vp = c * akp - s * akq
-                    vq = s * akp + c * akq
-                    Ap[k] = vp
-                    Aq[k] = vq
-                    A[k, p] = vp
-                    A[k, q] = vq
-                for k in range(p + 1, q):
-                    akp = Ap[k]
-                    akq = Aq[k]
-                    vp = c * akp - s * akq
-                    vq = s * akp + c * akq
-                    Ap[k] = vp
-                    Aq[k] = vq
-                    A[k, p] = vp
-                    A[k, q] = vq
-                for k in range(q + 1, n):
-                    akp = Ap[k]
-                    akq = Aq[k]
-                    vp = c * akp - s * akq
-                    vq = s * akp + c * akq
-                    Ap[k] = vp
-                    Aq[k] = vq
-                    A[k, p] = vp
-                    A[k, q] = vq
+                _rotate(A, Ap, Aq, p, q, c, s, 0, p)
+                _rotate(A, Ap, Aq, p, q, c, s, p + 1, q)
+                _rotate(A, Ap, Aq, p, q, c, s, q + 1, n)
                 Ap[p] = app - t * apq
                 Aq[q] = aqq + t * apq
                 Ap[q] = 0.0

@@ -19,6 +19,7 @@ from .linalg import (
     apply_reflectors,
     cholesky,
     jacobi_eigh,
+    multiply_transposed,
     set_identity,
     shifted_cholesky,
     shifted_tridiagonal_solve,
@@ -304,15 +305,7 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
     jacobi_eigh(B, V, tol, _MAX_SWEEPS)
     for j in range(m):
         s[j] = B[j, j]
-    for i in range(m):  # G = K V^T
-        Gi = G[i]
-        Ki = K[i]
-        for j in range(m):
-            Vj = V[j]
-            acc = 0.0
-            for k in range(m):
-                acc += Ki[k] * Vj[k]
-            Gi[j] = acc
+    multiply_transposed(K, V, G)  # G = K V^T
 
     # -- W-step: RHS = W_{t-1} Omega + C N S; with Y = W G^-T the columns decouple,
     # (I + C s_j M) y_j = (RHS G)_j; then W = Y G^T.
@@ -354,15 +347,7 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
         t[j] = C * s[j]
     shifted_tridiagonal_solve(diag, off, t, R2, R1)
     apply_reflectors(A, beta, R2, t, False)
-    for k in range(D):  # W = Y G^T
-        R2k = R2[k]
-        Wk = W[k]
-        for j in range(m):
-            Gj = G[j]
-            acc = 0.0
-            for i in range(m):
-                acc += R2k[i] * Gj[i]
-            Wk[j] = acc
+    multiply_transposed(R2, G, W)  # W = Y G^T
 
     # -- S-step: E = W^T (M W - N) - N^T W + Q
     for k in range(D):  # R1 = M W - N
