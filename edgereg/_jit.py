@@ -11,6 +11,8 @@ let LLVM assume NaNs never occur (sensor data has them) and reassociate the
 covariance update, which breaks its exact symmetry.
 """
 
+from typing import Any
+
 from numba import njit
 
 from ._cache import enable_cache
@@ -76,8 +78,24 @@ def recompile_with(module_globals, *dependencies):
 
     from numba.core.registry import CPUDispatcher
 
-    digest = hashlib.sha256()
+    # Transitively: a dependency's own dependencies (recorded below when it
+    # was imported, before this module) count too, so that editing
+    # _kernels/guards.py recompiles the fleet kernels that reach it through
+    # _kernels/dfop.py.
+    seen: list[Any] = []
+
+    def visit(module: Any) -> None:
+        if module in seen:
+            return
+        seen.append(module)
+        for inner in getattr(module, "_KERNEL_DEPENDENCIES", ()):
+            visit(inner)
+
     for module in dependencies:
+        visit(module)
+    module_globals["_KERNEL_DEPENDENCIES"] = tuple(seen)
+    digest = hashlib.sha256()
+    for module in seen:
         with open(module.__file__, "rb") as fh:
             digest.update(fh.read())
     extra = digest.digest()

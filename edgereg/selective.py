@@ -49,9 +49,8 @@ from ._kernels.selective import (
     _assess_one,
     _commit,
     _learn_one,
-    _run_many_learn,
-    _run_many_process,
 )
+from ._kernels.selective_block import _run_many_learn, _run_many_process
 from ._validate import check_float, check_int, label_sign
 from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _dfop_predict_many,

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._kernels.dfop import OK
+from ._kernels.hashing import _MASK64
 from ._kernels.sparse import (
-    _MASK64,
     BLOCK_ROWS,
     HASHED,
     RADEMACHER,

@@ -195,3 +195,19 @@ def test_cli_cache_reports_and_clears(pristine, tmp_path):
                              check=True).stdout
     assert f"{n_files} cache files" in cleared
     assert not root.exists()
+
+
+def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
+    """numba stamps a cached kernel with its own file; _jit.recompile_with mixes
+    in the hash of every kernel module it calls, transitively: Fleet's kernels
+    reach the guards and the prior through DFOP's (an edit there must not leave
+    stale machine code in the fleet's cache)."""
+    from edgereg._kernels import fleet, guards, linalg, prior, selective_block, sparse
+
+    reached = {m.__name__.rsplit(".", 1)[1] for m in fleet._KERNEL_DEPENDENCIES}
+    assert {"dfop", "guards", "prior", "linalg"} <= reached
+    reached = {m.__name__.rsplit(".", 1)[1] for m in sparse._KERNEL_DEPENDENCIES}
+    assert {"dfop", "hashing", "guards", "prior", "linalg"} <= reached
+    reached = {m.__name__.rsplit(".", 1)[1] for m in selective_block._KERNEL_DEPENDENCIES}
+    assert {"selective", "guards", "linalg"} <= reached
+    assert guards and linalg and prior  # imported: the modules exist

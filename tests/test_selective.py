@@ -22,13 +22,13 @@ from reference import selective_reference
 
 from edgereg import SelectiveSampler
 from edgereg._kernels.linalg import symv as _symv
+from edgereg._kernels.linalg import symv_registers
 from edgereg._kernels.selective import (
     _C_F0,
     _C_F1,
     _S_HI,
     _S_MU,
     _bbq_query,
-    _demo_norm2,
     _demo_rows,
     _demo_triangle,
     _prepare,
@@ -36,8 +36,8 @@ from edgereg._kernels.selective import (
     _refit,
     _switch_screen,
     _switch_test,
-    _symv8,
 )
+from edgereg._kernels.selective_block import _demo_norm2
 from edgereg.streams import switch_stream
 
 REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3)
@@ -383,7 +383,7 @@ def test_symv8_is_symv_bit_for_bit(dtype):
             P, x = P.astype(dtype), rng.normal(size=d).astype(dtype)
             a, b = np.zeros(d), np.full(d, np.nan)
             _symv(P, x, a)
-            _symv8(P, x, b)
+            symv_registers(P, x, b)
             np.testing.assert_array_equal(a, b)
 
 

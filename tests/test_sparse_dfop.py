@@ -18,7 +18,7 @@ from numba.core.runtime import _nrt_python, rtsys
 from reference import hashed_gaussian_column, rademacher_column, sparse_projection
 
 from edgereg import DFOP, SparseDFOP, load
-from edgereg._kernels.sparse import _ZF, _ZIG_LAYERS, _ZIG_V, _ZR, _ZTAB, _ZW
+from edgereg._kernels.hashing import _ZF, _ZIG_LAYERS, _ZIG_V, _ZR, _ZTAB, _ZW
 
 
 def _sparse_stream(n, D, nnz, seed=0):

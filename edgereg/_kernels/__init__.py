@@ -1,10 +1,15 @@
 """Every compiled function of edgereg, one module per family, no classes.
 
 ``linalg`` holds the shared linear algebra (Cholesky, triangular and
-tridiagonal solves, the symmetric mat-vec, Jacobi); ``dfop``, ``sparse``,
-``norma``, ``selective``, ``mores`` and ``fleet`` hold each family's step and
-block kernels. The model classes (``edgereg/dfop.py`` and so on) validate,
-own the arrays and call these; nothing here raises from inside a loop: a
-kernel reports a bad sample with a status code. CONVENTIONS.md describes the
-shape; docs/design/<family>.md the derivations and measured choices.
+tridiagonal solves, the symmetric mat-vec, Jacobi); each family's step and
+block kernels are in ``dfop`` (with ``guards``, the admission checks, and
+``prior``, the bound on P), ``sparse`` (with ``hashing``, the generator of
+the projection), ``norma``, ``selective`` (with ``selective_block``),
+``mores`` and ``fleet``. A module that calls another's kernels says so with
+``_jit.recompile_with`` (numba's cache sees one file only).
+
+The model classes (``edgereg/dfop.py`` and so on) validate, own the arrays
+and call these; nothing here raises from inside a loop: a kernel reports a
+bad sample with a status code. CONVENTIONS.md describes the shape;
+docs/design/<family>.md the derivations and measured choices.
 """

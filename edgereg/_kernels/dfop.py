@@ -21,8 +21,20 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import guards as _guards_module
 from . import linalg as _linalg_module
+from . import prior as _prior_module
+from .guards import _APPLY, _CHECK_DIAGONAL, _admit, _diagonal_verdict, _rare_den, _set_prior
 from .linalg import symv as _symv
+from .prior import (
+    MAX_VARIANCE,
+    _bounded_pull,
+    _diagonal_positive,
+    _max_variance,
+    _refresh_prior,
+    _refresh_width,
+    _reset_unexcited,
+)
 
 OK = 0
 INVALID = 1
@@ -31,15 +43,6 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
-#: keep_prior=False: a coordinate whose variance P_ii passes MAX_VARIANCE * p0
-#: is reset to the prior (``_reset_unexcited``: P_ii back to p0, w_i pulled
-#: towards 0), the remedy of plain exponential forgetting for P's windup and
-#: w's bursting; 10 chosen by measurement, docs/design/dfop.md. Inactive
-#: while P_ii <= MAX_VARIANCE * p0.
-MAX_VARIANCE = 10.0
-#: float32's P holds only while its condition number stays below ~1e7
-#: (p0 ||x||^2 is what a sample adds to it from the prior).
-_FLOAT32_CONDITION = 1e7
 
 # Layout of the float64 block F that holds DFOP's scratch, bookkeeping and
 # (after the state proper) the constants of learn_one: fewer, larger arrays
@@ -49,161 +52,6 @@ _N_CONST = 5
 
 
 # --------------------------------------------------------------------- kernels
-#: How far below zero an updated diagonal P_ii - Px_i^2 c may come and still
-#: count as rounding: ``_diagonal_slack(d, narrow)`` P_ii, 8 d eps of the
-#: stored dtype (the d-term sum Px_i and the subtraction each round at a few
-#: eps). Beyond it the sample would make P indefinite (issue 15).
-_EPS64 = 2.0**-52
-_EPS32 = 2.0**-23
-
-
-@inline_kernel
-def _diagonal_slack(d, narrow):
-    return 8.0 * d * (_EPS32 if narrow else _EPS64)
-
-
-#: What the step's checks found: the update may be applied; the sample is
-#: invalid; the state is at fault (P lost positive definiteness in rounding)
-#: and the update may be applied from the prior P = p0 I; the diagonal of
-#: the update must be checked first (:func:`_admit`).
-_APPLY = 0
-_REFUSE = 1
-_FROM_PRIOR = 2
-_CHECK_DIAGONAL = 3
-
-
-@inline_kernel
-def _update_fits(big, wbig, c, g, small, narrow):
-    """Whether the step's update stays finite in the stored dtype (issue 15).
-
-    A finite sample can still overflow the update: a target near 1.7e308
-    makes g infinite, an input near 5e152 makes (Px_i Px_j) infinite, a
-    float32 model's weight can pass 3.4e38 (y = 1e39). The largest terms
-    are big^2 c (or (big sqrt c)^2) in P and wbig + big |g| in w, with
-    big = max|Px_i| and wbig = max|w_i| (gathered in the pass that forms
-    w^T x and x^T P x), evaluated in the order the update evaluates them;
-    such a sample is invalid and nothing is written. Scalars only: free.
-    """
-    if small:
-        term = (big * big) * c
-    else:
-        s = math.sqrt(c) * big
-        term = s * s
-    limit = 3.4028234663852886e38 if narrow else np.inf
-    wnew = wbig + big * abs(g)
-    return np.isfinite(g) and np.isfinite(term) and wnew < limit and np.isfinite(wnew)
-
-
-@inline_kernel
-def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
-    """Whether the step may apply its update, decided before anything is written.
-
-    Scalars only, c = 1 / den and g = (y - yhat) c formed once by the
-    caller (free). The sample is invalid (``_REFUSE``) when x, y or the
-    prediction is not finite, or when the update would overflow
-    (:func:`_update_fits`). The state is at fault (``_FROM_PRIOR``) when a
-    finite sample meets a denominator that is not positive: P lost
-    positive definiteness in rounding, and the update is made from the
-    prior (issue 19: the update on valid data must not stop). Otherwise
-    (``_CHECK_DIAGONAL``) P's updated diagonal decides: the block kernel
-    proves it from the smallest diagonal entry its last pass saw, or runs
-    :func:`_diagonal_verdict` (docs/design/dfop.md).
-    """
-    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
-        return _REFUSE
-    if not den > 0.0:
-        return _FROM_PRIOR
-    if not _update_fits(big, wbig, c, g, small, narrow):
-        return _REFUSE
-    return _CHECK_DIAGONAL
-
-
-@inline_kernel
-def _diagonal_verdict(P, Px, c):
-    """``_admit``'s diagonal pass: refuse when P_ii - Px_i^2 c < -8 d eps P_ii.
-
-    For a semi-definite P, Cauchy-Schwarz gives Px_i^2 <= P_ii x^T P x <
-    P_ii / c, so the true value is never negative; beyond the slack the
-    sample would make P indefinite (x = 5e152 on a coordinate whose
-    variance is down to rounding, issue 15). A diagonal entry that is not
-    positive is the state's fault (``_FROM_PRIOR``). Integer or-reductions,
-    no early exit: the loop vectorises without reassociating any float sum.
-    """
-    slack = _diagonal_slack(Px.shape[0], P.itemsize == 4)
-    refuse = 0
-    fault = 0
-    for i in range(Px.shape[0]):
-        pii = np.float64(P[i, i])
-        refuse |= pii - (Px[i] * Px[i]) * c < -slack * pii
-        fault |= not pii > 0.0
-    if fault:
-        return _FROM_PRIOR
-    return _REFUSE if refuse else _APPLY
-
-
-@kernel
-def _prior_den(x, lam, P, Px, p0):
-    """The denominator from the prior P = p0 I, with Px <- p0 x; nothing else written.
-
-    NaN when even the prior cannot take x: in float32 when p0 ||x||^2
-    passes float32's precision (P's condition number would be beyond it
-    again).
-    """
-    d = x.shape[0]
-    nn = 0.0
-    for j in range(d):
-        nn += x[j] * x[j]
-    if P.itemsize == 4 and p0 * nn > _FLOAT32_CONDITION:
-        return np.nan
-    xPx = 0.0
-    for j in range(d):
-        Px[j] = p0 * np.float64(x[j])  # what _symv gives for P = p0 I, bit for bit
-        xPx += x[j] * Px[j]
-    return lam + xPx
-
-
-@kernel
-def _set_prior(P, p0):
-    """P <- p0 I."""
-    d = P.shape[0]
-    for i in range(d):
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = 0.0
-        Pi[i] = p0
-
-
-@kernel
-def _max_abs(v):
-    """max |v_i| (of the prior's Px; the common path gathers it in its pass)."""
-    big = 0.0
-    for j in range(v.shape[0]):
-        a = abs(np.float64(v[j]))
-        big = a if a > big else big
-    return big
-
-
-@kernel
-def _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict):
-    """The denominator when the checks did not let the update apply; NaN: invalid.
-
-    ``_REFUSE``: NaN. ``_FROM_PRIOR``: the prior's denominator with
-    Px <- p0 x, and P <- p0 I only once the sample is known to be valid
-    from there (a refused sample leaves the learnt state exactly as it was).
-    """
-    if verdict == _REFUSE:
-        return np.nan
-    narrow = P.itemsize == 4
-    den = _prior_den(x, lam, P, Px, p0)
-    if not (np.isfinite(den) and den > 0.0):
-        return np.nan
-    c = 1.0 / den
-    if not _update_fits(_max_abs(Px), wbig, c, (y - yhat) * c, small, narrow):
-        return np.nan
-    _set_prior(P, p0)
-    return den
-
-
 @inline_kernel
 def _assess(x, y, lam, w, P, Px, p0, pmin):
     """The first half of every DFOP step: predict, form the gain, admit or repair.
@@ -304,156 +152,6 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     if worst > max_variance:
         _reset_unexcited(w, P, max_variance, p0, Px)
     return yhat, OK
-
-
-@kernel
-def _reset_unexcited(w, P, cap, p0, v):
-    """keep_prior=False's remedy: a coordinate whose variance passed the cap returns to the prior.
-
-    For each i, in order, with P_ii > cap (re-read after the resets before
-    it): the pseudo-sample (sqrt(rho) e_i, 0) with rho = 1/p0 - 1/P_ii, by
-    :func:`_refresh_prior`, so P_ii becomes p0 and w_i is pulled towards 0
-    in proportion. Information is added on coordinate i only, little
-    (rho < 1/p0) against what an excited direction holds, so the excited
-    directions are left nearly as they were while an unexcited one is reset
-    to the prior, weights included (a congruence D P D bounded P but left w
-    to burst at high forgetting: docs/design/dfop.md); where that step would
-    overflow w or take a diagonal entry below zero in rounding, only P is
-    reset (:func:`_reset_fits`). Every other P_jj only shrinks, so
-    afterwards max P_jj <= cap. ``v`` is scratch. Returns whether P changed.
-    """
-    changed = False
-    for i in range(P.shape[0]):
-        pii = np.float64(P[i, i])
-        if pii > cap:
-            rho = 1.0 / p0 - 1.0 / pii
-            if _reset_fits(i, rho, w, P, v):
-                _refresh_prior(i, rho, w, P, v)
-            else:
-                _rescale(i, math.sqrt(p0 / pii), P)
-            changed = True
-    return changed
-
-
-@kernel
-def _reset_fits(k, rho, w, P, v):
-    """Whether :func:`_refresh_prior`'s step on coordinate k keeps w finite in its
-    dtype and every diagonal entry of P positive; ``v`` is filled as that step
-    fills it, so the test is on the values it would write.
-
-    Neither can fail in exact arithmetic for a positive definite P, both can
-    in rounding under extreme inputs (issue 15's property test: weights a 1e300
-    target took near the dtype's largest value overflowed by the pull; after
-    a row with 1e8 beside 6, P's 2 x 2 minors were indefinite at rounding level
-    and the subtraction took a diagonal entry below zero). Then only P is
-    reset, by :func:`_rescale`, and w is left as it is.
-    """
-    Pk = P[k]
-    den = 1.0 + rho * Pk[k]  # _refresh_prior's den, g and s
-    g = abs(rho * w[k] / den)
-    s = math.sqrt(rho / den)
-    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
-    fits = True
-    for j in range(w.shape[0]):
-        v[j] = Pk[j]
-        v[j] *= s
-        fits = fits and abs(np.float64(w[j])) + abs(np.float64(Pk[j])) * g < limit
-        fits = fits and P[j, j] - v[j] * v[j] > 0.0
-    return fits
-
-
-@kernel
-def _rescale(k, s, P):
-    """Row and column k of P times s (a congruence: P stays exactly symmetric and
-    positive semi-definite; P_kk becomes s^2 P_kk)."""
-    for j in range(P.shape[0]):
-        P[k, j] *= s
-    for j in range(P.shape[0]):
-        P[j, k] *= s
-
-
-@inline_kernel
-def _bounded_pull(g, w, row):
-    """g, or 0 when w - row g would not be finite in w's dtype (issue 15).
-
-    The refresh pulls w towards 0 by g P[:, k]; with weights that an extreme
-    but finite target took near the dtype's largest value, that pull
-    overflowed w (fuzzing at forgetting 0.3-0.9 with values up to 1.7e308:
-    23 of 400 streams). Then the pseudo-observation takes w_k as its target
-    and w is left as it is (P is refreshed all the same). Decided on the
-    values the pull reads, alike in the fused block and in learn_one.
-    """
-    limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
-    b = abs(g)
-    fits = True
-    for j in range(w.shape[0]):
-        fits = fits and abs(np.float64(w[j])) + abs(np.float64(row[j])) * b < limit
-    return g if fits else 0.0
-
-
-@inline_kernel
-def _diagonal_positive(P):
-    """Whether every P_ii > 0 (NaN: no). An and-reduction: vectorises.
-
-    Checked after each prior refresh: a refresh subtracts v v^T, which on a P
-    that rounding left indefinite in its 2 x 2 minors (extreme but finite
-    inputs: issue 15's fuzzing at forgetting 0.3-0.9) can take a diagonal
-    entry below zero and the next refresh's denominator with it (NaN). The
-    state is then at fault and P is reset to the prior, w kept (issue 19's
-    repair), in learn_one and in the block alike.
-    """
-    ok = True
-    for i in range(P.shape[0]):
-        ok = ok and P[i, i] > 0.0
-    return ok
-
-
-@kernel
-def _refresh_prior(k, rho, w, P, v):
-    """Restore forgotten prior mass: learn the pseudo-sample (sqrt(rho) e_k, 0), undiscounted.
-
-    Sherman-Morrison with x = sqrt(rho) e_k (so P x is just rho^1/2 P[:, k]):
-    den = 1 + rho P_kk, w <- w - (rho w_k / den) P[:, k], P <- P - v v^T with
-    v = P[:, k] sqrt(rho / den). ``v`` is scratch. Where the pull of w would
-    not be finite, w is left as it is (:func:`_bounded_pull`).
-    """
-    d = w.shape[0]
-    Pk = P[k]
-    den = 1.0 + rho * Pk[k]
-    if not den > 0.0:
-        return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
-    g = _bounded_pull(rho * w[k] / den, w, Pk)
-    s = math.sqrt(rho / den)
-    for j in range(d):
-        w[j] -= Pk[j] * g
-        v[j] = Pk[j]
-    for j in range(d):
-        v[j] *= s
-    for i in range(d):
-        vi = v[i]
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = Pi[j] - vi * v[j]
-
-
-@kernel
-def _refresh_width(d, forgotten):
-    """Coordinates refreshed at once: ceil(d * forgotten / 2), between 1 and d.
-
-    One per refresh while d mu <= 2 (``refresh_period`` then spaces the
-    refreshes); at a higher forgetting one coordinate per step cannot keep
-    up (each would wait d steps, its information shrinking by lambda^d), so
-    a refresh covers as many coordinates as keep every coordinate's wait
-    within about 2 / mu steps (docs/design/dfop.md).
-    """
-    width = int(math.ceil(d * forgotten / 2.0))
-    return min(d, max(1, width))
-
-
-@kernel
-def _max_variance(p0, keep_prior):
-    """The cap on P's diagonal: none with the prior refresh, MAX_VARIANCE * p0 without it."""
-    return np.inf if keep_prior else MAX_VARIANCE * p0
 
 
 @kernel
@@ -720,5 +418,6 @@ def _dfop_predict_one(x, w):
 # ---------------------------------------------------------------------- models
 
 
-# These kernels call linalg's: recompile them when linalg.py changes (see _jit).
-recompile_with(globals(), _linalg_module)
+# These kernels call the guards', the prior's and linalg's: recompile them when
+# those change (see _jit).
+recompile_with(globals(), _guards_module, _prior_module, _linalg_module)

@@ -18,16 +18,19 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
-from . import dfop as _dfop_kernels
+from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
-from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
+from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _EPS32,
     _EPS64,
     _diagonal_slack,
     _update_fits,
 )
-from .linalg import invert_upper_in_place, upper_cholesky_in_place
-from .linalg import symv as _symv
+from .linalg import (
+    invert_upper_in_place,
+    symv_by_size,
+    upper_cholesky_in_place,
+)
 
 OK = 0
 INVALID = 1
@@ -80,9 +83,6 @@ _BRACKET_MARGIN = 1e-11
 #: Up to this d the demo product runs over whole rows of V (measured faster
 #: than the triangle: d = 10 and 50); above it, over the upper triangle only.
 _FULL_ROWS_UP_TO = 64
-#: Up to this d, A^-1 x is summed in registers (``_symv8``, measured faster at
-#: d = 10 and 16), above it by row axpys (``_symv``, faster from d = 24).
-_REGISTER_SYMV_UP_TO = 16
 
 
 
@@ -492,7 +492,7 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
     """``_update``, and acc = A_new^-1 xnext accumulated in the same pass over A^-1.
 
     The next round then needs no product of its own: the same sums in the
-    same order as ``_a_inv_x`` (which the one-sample paths call), so the
+    same order as ``linalg.symv_by_size`` (which the one-sample paths call), so the
     same bits. Inlined into the block kernels (a call passes 8 arrays).
     """
     d = w.shape[0]
@@ -510,75 +510,6 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
             # Re-read the stored value: in float32 it is the rounded one
             # _symv would see.
             acc[j] += xi * P[i, j]
-
-
-@kernel
-def _symv8(P, x, out):
-    """out = P x as ``_symv``, but each out[j] summed in a register, 8 columns at a time.
-
-    ``_symv`` adds row after row into out in memory (a load, add and store
-    chain per row); here the same products are added in the same order
-    (rows ascending, from 0.0) in 8 independent register chains per pass
-    over the rows: the same bits. Faster for short rows only (measured:
-    d = 10 and 16; slower from d = 24, see ``_a_inv_x``).
-    """
-    d = x.shape[0]
-    j0 = 0
-    while j0 + 8 <= d:
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        a4 = 0.0
-        a5 = 0.0
-        a6 = 0.0
-        a7 = 0.0
-        for i in range(d):
-            xi = np.float64(x[i])
-            Pi = P[i]
-            a0 += xi * Pi[j0]
-            a1 += xi * Pi[j0 + 1]
-            a2 += xi * Pi[j0 + 2]
-            a3 += xi * Pi[j0 + 3]
-            a4 += xi * Pi[j0 + 4]
-            a5 += xi * Pi[j0 + 5]
-            a6 += xi * Pi[j0 + 6]
-            a7 += xi * Pi[j0 + 7]
-        out[j0] = a0
-        out[j0 + 1] = a1
-        out[j0 + 2] = a2
-        out[j0 + 3] = a3
-        out[j0 + 4] = a4
-        out[j0 + 5] = a5
-        out[j0 + 6] = a6
-        out[j0 + 7] = a7
-        j0 += 8
-    while j0 + 2 <= d:
-        a0 = 0.0
-        a1 = 0.0
-        for i in range(d):
-            xi = np.float64(x[i])
-            Pi = P[i]
-            a0 += xi * Pi[j0]
-            a1 += xi * Pi[j0 + 1]
-        out[j0] = a0
-        out[j0 + 1] = a1
-        j0 += 2
-    while j0 < d:
-        a0 = 0.0
-        for i in range(d):
-            a0 += np.float64(x[i]) * P[i, j0]
-        out[j0] = a0
-        j0 += 1
-
-
-@kernel
-def _a_inv_x(P, x, out):
-    """out = A^-1 x: ``_symv8`` up to d = ``_REGISTER_SYMV_UP_TO``, else ``_symv`` (same bits)."""
-    if x.shape[0] <= _REGISTER_SYMV_UP_TO:
-        _symv8(P, x, out)
-    else:
-        _symv(P, x, out)
 
 
 @kernel
@@ -685,7 +616,7 @@ def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, 
     """
     if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
         return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
-    _a_inv_x(P, xn, Px)
+    symv_by_size(P, xn, Px)  # A^-1 x
     if detect:
         if xn.shape[0] <= _FULL_ROWS_UP_TO:
             _demo_rows(xn, G, hx)
@@ -747,174 +678,5 @@ def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
     return f, status
 
 
-@kernel
-def _products4(xn, w, Px, hw):
-    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L."""
-    f = 0.0
-    rp = 0.0
-    nn = 0.0
-    g = 0.0
-    for j in range(xn.shape[0]):
-        xj = np.float64(xn[j])
-        f += np.float64(w[j]) * xj
-        rp += xj * Px[j]
-        nn += xj * xj
-        g += np.float64(hw[j]) * xj
-    return f, rp, nn, g
-
-
-@kernel
-def _demo_norm2(xn, G, v):
-    """r'_L = ||V^T x||^2 as ``_products`` sums it (v = V^T x is left in v)."""
-    d = xn.shape[0]
-    if d <= _FULL_ROWS_UP_TO:
-        _demo_rows(xn, G, v)
-    else:
-        _demo_triangle(xn, G, v)
-    rLp = 0.0
-    for j in range(d):
-        rLp += v[j] * v[j]
-    return rLp
-
-
-@kernel
-def _label_of(v):
-    """The label of a value of y, as ``_label``: 1 -> 1.0; 0 or -1 -> -1.0; else NaN.
-
-    The block kernels map each label they read (``_label_values`` passes y
-    as float64: exact for every integer that could equal 1, 0 or -1).
-    """
-    if v == 1.0:
-        return 1.0
-    if v == 0.0 or v == -1.0:
-        return -1.0
-    return np.nan
-
-
-@inline_kernel
-def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-               w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
-               screen, out, asked):
-    """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
-
-    The body of the two block kernels (inlined into each with ``forced`` a
-    constant, so that each compiles only its own path): ``forced``: every
-    row is labelled (learn_many); else the BBQ rule decides and Y[t] is
-    read only for queried rows (process_many). Y holds raw values of y
-    (``_label_of`` maps them); out[t] is the prediction sign(w_{t-1}^T x_t)
-    in {-1.0, +1.0} (+1.0 for a row rejected as invalid and skipped);
-    asked[t] whether y_t was used.
-
-    When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
-    accumulated in the update's pass (``_update_fused``), so the next round
-    skips ``_a_inv_x``. The switch test runs ``_switch_screen`` first and
-    computes r'_L = ||V^T x||^2 and runs ``_switch_test`` only when the
-    screen does not decide: the same decisions as ``_commit``'s, d^2 / 2
-    fewer multiply-adds on almost every round. The round's logic is written
-    out here rather than calling ``_assess_one``/``_commit``: passing their
-    ~20 arrays costs an atomic incref and decref each per call (more than
-    the arithmetic at d = 10); the small helpers called here are shared, and
-    the tests check the two paths bit for bit. Returns -1, or the first
-    invalid row when not skipping (rows before it are done, it and the rows
-    after it are not).
-    """
-    n = X.shape[0]
-    d = X.shape[1]
-    cap = window_X.shape[0]
-    prepared = False  # xn already holds row t prepared
-    fresh = False  # Px already holds A^-1 xn
-    L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
-    t_lo = 0
-    t_hi = 0
-    for t in range(n):
-        ok = True
-        if not prepared:
-            ok = _prepare(X, t, normalize, xn)
-        prepared = False
-        fused = False
-        ask = NO_LABEL
-        status = INVALID
-        if ok:
-            if not fresh:  # _a_inv_x, written out (measured: a call layer costs 8 ns)
-                if d <= _REGISTER_SYMV_UP_TO:
-                    _symv8(P, xn, Px)
-                else:
-                    _symv(P, xn, Px)
-            f, rp, nn, g = _products4(xn, w, Px, hw)
-            out[t] = 1.0 if f >= 0.0 else -1.0  # the prediction, made before any restart
-            tt = counts[_T] + 1
-            # The switch screen (or, when it does not decide, r'_L) before the
-            # checks: a non-finite r'_L rejects the row as in _assess_one.
-            finite = np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn) and np.isfinite(g)
-            screened = True
-            rLp = 0.0
-            if finite and detect and not _switch_screen(f, rp, nn, g, tt, delta, screen):
-                screened = False
-                rLp = _demo_norm2(xn, G, hx)
-                finite = np.isfinite(rLp)
-            if finite:
-                if not (t_lo <= tt < t_hi):
-                    L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
-                              counts[_REBUILT], cache)
-                y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
-                if (ask == NO_LABEL or np.isfinite(y)) and (
-                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
-                    status = OK
-                    if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
-                        rp = _restart(switches, counts, w, P, xn, Px)
-                        f = 0.0
-                        tt = 1
-                        if not (t_lo <= tt < t_hi):
-                            L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                    if ask == BBQ_LABEL:
-                        if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
-                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
-                            prepared = True
-                            fused = True
-                        else:
-                            _update(y, f, rp, w, P, Px)
-                    if ask != NO_LABEL:
-                        _record(xn, y, ask, detect, window_X, window_y, counts)
-                    m = _end_round(tt, detect, L, rebuild_every, counts)
-                    if m >= 0:
-                        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
-        else:
-            out[t] = 1.0
-        asked[t] = status == OK and ask != NO_LABEL
-        if status != OK:
-            if not skip:
-                return t
-            counts[_SKIPPED] += 1
-        if prepared:  # copies: swapping the arrays costs two atomic refcounts each
-            for j in range(d):
-                xn[j] = xnext[j]
-        if fused:
-            for j in range(d):
-                Px[j] = acc[j]
-        fresh = fused
-    return -1
-
-
-@kernel
-def _run_many_learn(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
-                    cache, screen, out, asked):
-    """learn_many's kernel: ``_run_block`` with every label given (kappa unused)."""
-    return _run_block(X, Y, True, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc,
-                      hx, cache, screen, out, asked)
-
-
-@kernel
-def _run_many_process(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
-                      cache, screen, out, asked):
-    """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
-    return _run_block(X, Y, False, normalize, detect, kappa, delta, window0, rebuild_every,
-                      skip, w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px,
-                      acc, hx, cache, screen, out, asked)
-
-
-# Kernels here call DFOP's and linalg's: recompile them when those change (see _jit).
-recompile_with(globals(), _dfop_kernels, _linalg_kernels)
+# Kernels here call the guards' and linalg's: recompile them when those change (see _jit).
+recompile_with(globals(), _guards_kernels, _linalg_kernels)

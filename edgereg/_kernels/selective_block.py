@@ -1,0 +1,218 @@
+"""SelectiveSampler's block kernels: the whole protocol over a block, in one call.
+
+``_run_block`` runs, per row, the calls of ``_assess_one`` and ``_commit``
+(``_kernels/selective.py``) written out inline, with the next row's A^-1 x
+fused into the update's pass and the switch test screened first; the tests
+check both paths bit for bit. Why it is written out rather than calling the
+one-sample kernels (each call of ~20 arrays costs atomic reference counts,
+more than the arithmetic at d = 10): docs/design/selective.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, recompile_with
+from . import linalg as _linalg_kernels
+from . import selective as _selective_kernels
+from .linalg import REGISTER_SYMV_UP_TO, symv_registers
+from .linalg import symv as _symv
+from .selective import (
+    _FULL_ROWS_UP_TO,
+    _HEAD,
+    _REBUILT,
+    _SKIPPED,
+    _T,
+    BBQ_LABEL,
+    INVALID,
+    NO_LABEL,
+    OK,
+    _decide,
+    _demo_rows,
+    _demo_triangle,
+    _end_round,
+    _learnable,
+    _prepare,
+    _record,
+    _refit,
+    _restart,
+    _switch_screen,
+    _switch_test,
+    _update,
+    _update_fused,
+    _window_bracket,
+)
+
+
+@kernel
+def _products4(xn, w, Px, hw):
+    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L."""
+    f = 0.0
+    rp = 0.0
+    nn = 0.0
+    g = 0.0
+    for j in range(xn.shape[0]):
+        xj = np.float64(xn[j])
+        f += np.float64(w[j]) * xj
+        rp += xj * Px[j]
+        nn += xj * xj
+        g += np.float64(hw[j]) * xj
+    return f, rp, nn, g
+
+
+@kernel
+def _demo_norm2(xn, G, v):
+    """r'_L = ||V^T x||^2 as ``_products`` sums it (v = V^T x is left in v)."""
+    d = xn.shape[0]
+    if d <= _FULL_ROWS_UP_TO:
+        _demo_rows(xn, G, v)
+    else:
+        _demo_triangle(xn, G, v)
+    rLp = 0.0
+    for j in range(d):
+        rLp += v[j] * v[j]
+    return rLp
+
+
+@kernel
+def _label_of(v):
+    """The label of a value of y, as ``_label``: 1 -> 1.0; 0 or -1 -> -1.0; else NaN.
+
+    The block kernels map each label they read (``_label_values`` passes y
+    as float64: exact for every integer that could equal 1, 0 or -1).
+    """
+    if v == 1.0:
+        return 1.0
+    if v == 0.0 or v == -1.0:
+        return -1.0
+    return np.nan
+
+
+@inline_kernel
+def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+               w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
+               screen, out, asked):
+    """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
+
+    The body of the two block kernels (inlined into each with ``forced`` a
+    constant, so that each compiles only its own path): ``forced``: every
+    row is labelled (learn_many); else the BBQ rule decides and Y[t] is
+    read only for queried rows (process_many). Y holds raw values of y
+    (``_label_of`` maps them); out[t] is the prediction sign(w_{t-1}^T x_t)
+    in {-1.0, +1.0} (+1.0 for a row rejected as invalid and skipped);
+    asked[t] whether y_t was used.
+
+    When a round learns, row t + 1 is prepared first and A_new^-1 x_{t+1} is
+    accumulated in the update's pass (``_update_fused``), so the next round
+    skips ``symv_by_size``. The switch test runs ``_switch_screen`` first and
+    computes r'_L = ||V^T x||^2 and runs ``_switch_test`` only when the
+    screen does not decide: the same decisions as ``_commit``'s, d^2 / 2
+    fewer multiply-adds on almost every round. The round's logic is written
+    out here rather than calling ``_assess_one``/``_commit``: passing their
+    ~20 arrays costs an atomic incref and decref each per call (more than
+    the arithmetic at d = 10); the small helpers called here are shared, and
+    the tests check the two paths bit for bit. Returns -1, or the first
+    invalid row when not skipping (rows before it are done, it and the rows
+    after it are not).
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    cap = window_X.shape[0]
+    prepared = False  # xn already holds row t prepared
+    fresh = False  # Px already holds A^-1 xn
+    L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
+    t_lo = 0
+    t_hi = 0
+    for t in range(n):
+        ok = True
+        if not prepared:
+            ok = _prepare(X, t, normalize, xn)
+        prepared = False
+        fused = False
+        ask = NO_LABEL
+        status = INVALID
+        if ok:
+            if not fresh:  # symv_by_size, written out (measured: a call layer costs 8 ns)
+                if d <= REGISTER_SYMV_UP_TO:
+                    symv_registers(P, xn, Px)
+                else:
+                    _symv(P, xn, Px)
+            f, rp, nn, g = _products4(xn, w, Px, hw)
+            out[t] = 1.0 if f >= 0.0 else -1.0  # the prediction, made before any restart
+            tt = counts[_T] + 1
+            # The switch screen (or, when it does not decide, r'_L) before the
+            # checks: a non-finite r'_L rejects the row as in _assess_one.
+            finite = np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn) and np.isfinite(g)
+            screened = True
+            rLp = 0.0
+            if finite and detect and not _switch_screen(f, rp, nn, g, tt, delta, screen):
+                screened = False
+                rLp = _demo_norm2(xn, G, hx)
+                finite = np.isfinite(rLp)
+            if finite:
+                if not (t_lo <= tt < t_hi):
+                    L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
+                              counts[_REBUILT], cache)
+                y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
+                if (ask == NO_LABEL or np.isfinite(y)) and (
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
+                    status = OK
+                    if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
+                        rp = _restart(switches, counts, w, P, xn, Px)
+                        f = 0.0
+                        tt = 1
+                        if not (t_lo <= tt < t_hi):
+                            L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                    if ask == BBQ_LABEL:
+                        if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
+                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            prepared = True
+                            fused = True
+                        else:
+                            _update(y, f, rp, w, P, Px)
+                    if ask != NO_LABEL:
+                        _record(xn, y, ask, detect, window_X, window_y, counts)
+                    m = _end_round(tt, detect, L, rebuild_every, counts)
+                    if m >= 0:
+                        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+        else:
+            out[t] = 1.0
+        asked[t] = status == OK and ask != NO_LABEL
+        if status != OK:
+            if not skip:
+                return t
+            counts[_SKIPPED] += 1
+        if prepared:  # copies: swapping the arrays costs two atomic refcounts each
+            for j in range(d):
+                xn[j] = xnext[j]
+        if fused:
+            for j in range(d):
+                Px[j] = acc[j]
+        fresh = fused
+    return -1
+
+
+@kernel
+def _run_many_learn(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                    cache, screen, out, asked):
+    """learn_many's kernel: ``_run_block`` with every label given (kappa unused)."""
+    return _run_block(X, Y, True, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc,
+                      hx, cache, screen, out, asked)
+
+
+@kernel
+def _run_many_process(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
+                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
+                      cache, screen, out, asked):
+    """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
+    return _run_block(X, Y, False, normalize, detect, kappa, delta, window0, rebuild_every,
+                      skip, w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px,
+                      acc, hx, cache, screen, out, asked)
+
+
+# Kernels here call the one-sample kernels' helpers and linalg's: recompile
+# them when those change (see _jit).
+recompile_with(globals(), _selective_kernels, _linalg_kernels)
