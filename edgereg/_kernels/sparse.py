@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._jit import kernel, recompile_with
 from . import dfop as _dfop_kernels
@@ -31,6 +30,7 @@ from .hashing import (
     _normal_from_hash,
     _rademacher_column,
     _ziggurat_slow,
+    trailing_zeros,  # numba's, or its plain-Python twin with NUMBA_DISABLE_JIT=1
 )
 
 # then runs DFOP's fused block kernel on them (one pass over P per step).
