@@ -24,7 +24,20 @@ import numpy as np
 from ._base import OnlineModel, index_faults
 from ._kernels.norma import (
     _ACTIVE,
+    _C_DEGREE,
+    _C_KERNEL,
+    _C_LOSS,
+    _C_OFFSET,
+    _C_SCHEDULE,
+    _C_SKIP,
     _DROPPED,
+    _H_COEF0,
+    _H_ETA,
+    _H_GAMMA,
+    _H_LAMBDA,
+    _H_NU,
+    _N_CODES,
+    _N_HYPER,
     _N_SV,
     _NEXT,
     EPS,
@@ -155,16 +168,21 @@ class _NORMA(OnlineModel):
         self.coef0 = check_float("coef0", coef0)
 
     def _finish_init(self, nu: float | None) -> None:
-        self._hyper = np.array(
-            [self.learning_rate, self.regularization, 0.0 if nu is None else nu, self.gamma,
-             self.coef0],
-            dtype=np.float64,
-        )
-        self._codes = np.array(
-            [_KERNELS[self.kernel], self._loss_code, _SCHEDULES.index(self.learning_rate_schedule),
-             int(self.fit_offset), int(self._skip), self.degree],
-            dtype=np.int64,
-        )
+        # The kernels' hyper-parameters and options, by the names they read them by.
+        hyper = np.zeros(_N_HYPER, dtype=np.float64)
+        hyper[_H_ETA] = self.learning_rate
+        hyper[_H_LAMBDA] = self.regularization
+        hyper[_H_NU] = 0.0 if nu is None else nu
+        hyper[_H_GAMMA] = self.gamma
+        hyper[_H_COEF0] = self.coef0
+        codes = np.zeros(_N_CODES, dtype=np.int64)
+        codes[_C_KERNEL] = _KERNELS[self.kernel]
+        codes[_C_LOSS] = self._loss_code
+        codes[_C_SCHEDULE] = _SCHEDULES.index(self.learning_rate_schedule)
+        codes[_C_OFFSET] = int(self.fit_offset)
+        codes[_C_SKIP] = int(self._skip)
+        codes[_C_DEGREE] = self.degree
+        self._hyper, self._codes = hyper, codes
         self._no_target = np.zeros(1, dtype=np.float64)
         self.reset()
 

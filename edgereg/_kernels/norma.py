@@ -34,7 +34,9 @@ RENORM_THRESHOLD = 2.0**-64
 
 # Layout of the small parameter arrays handed to the kernels.
 _H_ETA, _H_LAMBDA, _H_NU, _H_GAMMA, _H_COEF0 = range(5)
+_N_HYPER = 5
 _C_KERNEL, _C_LOSS, _C_SCHEDULE, _C_OFFSET, _C_SKIP, _C_DEGREE = range(6)
+_N_CODES = 6
 # counts: learnt, skipped, stored support vectors, next slot, dropped terms, loss-active steps
 _N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
 
