@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel, recompile_with
+from .._jit import kernel, recompile_with
 from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
@@ -52,21 +52,21 @@ _N_CONST = 5
 
 
 # --------------------------------------------------------------------- kernels
-@inline_kernel
-def _assess(x, y, lam, w, P, Px, p0, pmin):
-    """The first half of every DFOP step: predict, form the gain, admit or repair.
+@kernel
+def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
+    """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
-    ``Px`` holds P x. Returns ``(yhat, c, g, from_prior)``: the prequential
-    prediction w^T x, c = 1 / (lambda + x^T P x) and g = (y - yhat) c, with
-    c NaN when the sample is invalid (nothing written: :func:`_admit`,
-    :func:`_diagonal_verdict`), and ``from_prior`` True when P was reset to
-    the prior first (Px then holds p0 x: :func:`_rare_den`). ``pmin`` is the
-    smallest diagonal entry of P when the caller knows it (the block kernel's
-    last pass), else -1: a positive one proves the diagonal check without
-    its pass. The one-sample and the block kernels both call this (inlined),
-    so their arithmetic is one text.
+    Returns ``(yhat, status)``: the prequential prediction w^T x made before
+    the update, and OK, or INVALID when x, y or the update is not finite or
+    would make P indefinite (the state is then untouched, :func:`_admit`).
+    ``Px`` is scratch. A coordinate whose P_ii passes ``max_variance`` is
+    reset to the prior (:func:`_reset_unexcited`; ``np.inf``: off, DFOP
+    bounds P with ``_refresh_prior`` instead). A P that lost positive
+    definiteness in rounding is reset to the prior p0 I (:func:`_rare_den`).
+    Shared by the models built on DFOP.
     """
     d = x.shape[0]
+    _symv(P, x, Px)
     yhat = 0.0
     xPx = 0.0
     big = 0.0
@@ -85,55 +85,18 @@ def _assess(x, y, lam, w, P, Px, p0, pmin):
     g = (y - yhat) * c
     verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
     if verdict == _CHECK_DIAGONAL:
-        # Proven only from a positive smallest entry: the full check repairs
-        # a P with an entry that is not positive (issue 15).
-        proven = 0.0 < pmin and (big * big) * c <= pmin
-        verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)
-    if verdict == _APPLY:
-        return yhat, c, g, False
-    den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
-    if not den > 0.0:  # NaN: invalid
-        return yhat, np.nan, np.nan, False
-    c = 1.0 / den
-    return yhat, c, (y - yhat) * c, True
-
-
-@inline_kernel
-def _apply_gain(w, Px, g, c):
-    """w <- w + Px g; from ``_GAIN_BY_SQRT_FROM`` on, also Px <- Px sqrt(c) (the u of u u^T)."""
-    d = w.shape[0]
-    if d < _GAIN_BY_SQRT_FROM:
-        for j in range(d):
-            w[j] += Px[j] * g
-    else:
-        s = math.sqrt(c)
-        for j in range(d):
-            w[j] += Px[j] * g
-            Px[j] *= s
-
-
-@kernel
-def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
-    """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
-
-    Returns ``(yhat, status)``: the prequential prediction w^T x made before
-    the update, and OK, or INVALID when x, y or the update is not finite or
-    would make P indefinite (the state is then untouched, :func:`_admit`).
-    ``Px`` is scratch. A coordinate whose P_ii passes ``max_variance`` is
-    reset to the prior (:func:`_reset_unexcited`; ``np.inf``: off, DFOP
-    bounds P with ``_refresh_prior`` instead). A P that lost positive
-    definiteness in rounding is reset to the prior p0 I (:func:`_rare_den`).
-    Shared by the models built on DFOP.
-    """
-    d = x.shape[0]
-    _symv(P, x, Px)
-    yhat, c, g, _ = _assess(x, y, lam, w, P, Px, p0, -1.0)
-    if not c > 0.0:  # NaN: invalid, nothing written
-        return yhat, INVALID
-    _apply_gain(w, Px, g, c)
+        verdict = _diagonal_verdict(P, Px, c)
+    if verdict != _APPLY:
+        den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
+        if not den > 0.0:  # NaN: invalid
+            return yhat, INVALID
+        c = 1.0 / den
+        g = (y - yhat) * c
     invlam = 1.0 / lam
     worst = 0.0
     if d < _GAIN_BY_SQRT_FROM:
+        for j in range(d):
+            w[j] += Px[j] * g
         for i in range(d):
             ui = Px[i]
             Pi = P[i]
@@ -142,6 +105,10 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
             if Pi[i] > worst:
                 worst = Pi[i]
     else:
+        s = math.sqrt(c)
+        for j in range(d):
+            w[j] += Px[j] * g
+            Px[j] *= s
         for i in range(d):
             ui = Px[i]
             Pi = P[i]
@@ -298,18 +265,48 @@ def _dfop_learn_many(
         lam = 1.0 - mu_t
         if not fresh:
             _symv(P, x, Px)
-        yhat, c, g, from_prior = _assess(x, y, lam, w, P, Px, p0, pmin)
+        yhat = 0.0
+        xPx = 0.0
+        big = 0.0
+        wbig = 0.0
+        for j in range(d):
+            wj = np.float64(w[j])
+            yhat += wj * x[j]
+            xPx += x[j] * Px[j]
+            a = abs(Px[j])
+            big = a if a > big else big
+            b = abs(wj)
+            wbig = b if b > wbig else wbig
         out[t] = yhat
-        if not c > 0.0:  # NaN: invalid, nothing written
-            fresh = False
-            if skip:
-                counts[1] += 1
-                continue
-            return t
-        if from_prior:
-            pmin = -1.0  # P is the prior now
-        _apply_gain(w, Px, g, c)
         small = d < _GAIN_BY_SQRT_FROM
+        den = lam + xPx
+        c = 1.0 / den
+        g = (y - yhat) * c
+        verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
+        if verdict == _CHECK_DIAGONAL:
+            # Proven only from a positive smallest entry: learn_one's check
+            # repairs a P with an entry that is not positive (issue 15).
+            proven = 0.0 < pmin and (big * big) * c <= pmin
+            verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)
+        if verdict != _APPLY:  # learn_one's test and repair
+            den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
+            if not den > 0.0:  # NaN: invalid
+                fresh = False
+                if skip:
+                    counts[1] += 1
+                    continue
+                return t
+            c = 1.0 / den
+            g = (y - yhat) * c
+            pmin = -1.0  # P may be the prior now
+        if small:
+            for j in range(d):
+                w[j] += Px[j] * g
+        else:
+            s = math.sqrt(c)
+            for j in range(d):
+                w[j] += Px[j] * g
+                Px[j] *= s
         invlam = 1.0 / lam
         counts[0] += 1
         k = -1
