@@ -176,7 +176,7 @@ def _rotate(A, Ap, Aq, p, q, c, s, lo, hi):
         A[k, q] = vq
 
 
-@kernel
+@inline_kernel
 def multiply_transposed(A, B, out):
     """out = A B^T (rows of A against rows of B), each entry summed in order."""
     for i in range(A.shape[0]):
