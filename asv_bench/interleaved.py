@@ -1,0 +1,77 @@
+"""Interleaved best-of-N timing of every model between two installed environments.
+
+    python asv_bench/interleaved.py ENV_A ENV_B [rounds]
+
+ENV_A, ENV_B: virtual environments holding two commits (asv_bench/compare.sh
+builds them in /tmp/edgereg-compare/env-<commit>; an editable install of the
+working tree works too). Each round runs one process per environment
+(alternating A, B); each process times every case (best of 3 repeats) after
+compiling it. Best over the rounds, so the noise of a shared 2-core machine
+falls on both. asv's two separate runs on this machine scatter by 20-30% on
+unchanged code (the peers' rows move too), which is why a claim of "no
+change" within a few percent is measured here.
+"""
+
+import json
+import subprocess
+import sys
+
+CODE = r'''
+import json, time, numpy as np, edgereg
+from edgereg import streams
+rng = np.random.default_rng(0)
+out = {}
+
+def best(fn, n, repeat=3):
+    fn()
+    t = 1e9
+    for _ in range(repeat):
+        t0 = time.perf_counter(); fn(); t = min(t, time.perf_counter() - t0)
+    return n / t
+
+def many(name, make, X, Y):
+    out[name] = best(lambda: make().learn_many(X, Y), len(X))
+
+def one(name, make, X, Y, n=5000):
+    m = make()
+    out[name] = best(lambda: [m.learn_one(X[i], Y[i]) for i in range(n)], n)
+
+for d in (10, 50):
+    X = rng.normal(size=(50_000, d)); y = X[:, 0] + 0.1 * rng.normal(size=len(X))
+    many(f"DFOP learn_many d={d}", lambda: edgereg.DFOP(d, 0.01), X, y)
+X = rng.normal(size=(50_000, 10)); y = X[:, 0].copy()
+one("DFOP learn_one d=10", lambda: edgereg.DFOP(10, 0.01), X, y, n=50_000)
+X = rng.normal(size=(20_000, 10)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+norma = lambda: edgereg.NORMAClassifier(10, budget=200)
+many("NORMAClassifier learn_many d=10 budget=200", norma, X, y)
+one("NORMAClassifier learn_one d=10 budget=200", norma, X, y, n=20_000)
+X = rng.normal(size=(20_000, 10)); Y = X @ rng.normal(size=(10, 3))
+many("MORES learn_many d=10 m=3", lambda: edgereg.MORES(10, 3), X, Y)
+many("SOMOR learn_many d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y)
+many("PARegressor learn_many d=10 m=3", lambda: edgereg.PARegressor(10, 3), X, Y)
+one("SOMOR learn_one d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y, n=20_000)
+for d in (10, 50):
+    X, yy, _ = streams.switch_stream(20_000, d, switch_at=[10_000], distance=2.0, seed=1)
+    many(f"SelectiveSampler learn_many d={d}", lambda: edgereg.SelectiveSampler(d), X, yy)
+X = np.zeros((20_000, 1000)); idx = rng.integers(0, 1000, size=(20_000, 10))
+np.put_along_axis(X, idx, 1.0, axis=1); y = X[:, :5].sum(axis=1)
+many("SparseDFOP learn_many D=1000 nnz=10 d=100", lambda: edgereg.SparseDFOP(1000, 100), X, y)
+K = 100; X = rng.normal(size=(K, 2_000, 10)); Y = X[:, :, 0].copy()
+out["Fleet learn_many K=100 d=10"] = best(lambda: edgereg.Fleet(K, 10).learn_many(X, Y), K * 2_000)
+print(json.dumps(out))
+'''
+
+a, b = sys.argv[1], sys.argv[2]
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+best = {a: {}, b: {}}
+for _ in range(rounds):
+    for env in (a, b):
+        run = subprocess.run([f"{env}/bin/python", "-c", CODE], capture_output=True, text=True,
+                             cwd="/tmp", check=True)
+        for k, v in json.loads(run.stdout.strip().splitlines()[-1]).items():
+            best[env][k] = max(best[env].get(k, 0.0), v)
+name = lambda env: env.rstrip("/").split("env-")[-1][:8]  # noqa: E731
+print(f"| case | {name(a)} (samples/s) | {name(b)} | ratio |")
+print("|---|---:|---:|---:|")
+for k in best[a]:
+    print(f"| {k} | {best[a][k]:,.0f} | {best[b][k]:,.0f} | {best[b][k] / best[a][k]:.3f} |")
