@@ -473,7 +473,7 @@ def symmetric_faults(name: str, P: np.ndarray) -> list[tuple[str, str]]:
     """Faults of a matrix the kernels keep exactly symmetric.
 
     Not required: positive definiteness. A live model's P can lose it to
-    rounding (the next step repairs it, see ``dfop._admit``), and its
+    rounding (the next step repairs it, see ``_kernels/guards._admit``), and its
     checkpoint must load; an asymmetric P can only come from outside.
     """
     if not np.array_equal(P, P.T):

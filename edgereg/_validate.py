@@ -4,7 +4,7 @@ Each function either returns an array the kernels can take as it is (the
 model's dtype, C-contiguous, the expected shape) or raises a ``TypeError`` /
 ``ValueError`` that says what was expected and what came. Finiteness is *not*
 checked here for the per-sample path: the kernels detect non-finite values
-themselves (it costs them nothing, see ``dfop._dfop_step``) and report a status
+themselves (it costs them nothing, see ``_kernels/dfop._dfop_step``) and report a status
 code, so that the Python side only pays for it when something is wrong.
 """
 
