@@ -101,14 +101,17 @@ def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
         return np.ascontiguousarray(arr, dtype=dtype)
 
 
+def _vector(v: Any, length: int, dtype: np.dtype, what: str) -> np.ndarray:
+    """``v`` as a C-contiguous 1-D array of ``length`` values of ``dtype``."""
+    arr = _as_numeric_array(v, what, dtype)
+    if arr.shape != (length,):
+        raise ValueError(f"{what} must be a 1-D array of shape ({length},), got shape {arr.shape}")
+    return arr
+
+
 def as_row(x: Any, n_features: int, dtype: np.dtype, what: str = "x") -> np.ndarray:
     """One sample as a C-contiguous 1-D array of ``n_features`` values of ``dtype``."""
-    arr = _as_numeric_array(x, what, dtype)
-    if arr.shape != (n_features,):
-        raise ValueError(
-            f"{what} must be a 1-D array of shape ({n_features},), got shape {arr.shape}"
-        )
-    return arr
+    return _vector(x, n_features, dtype, what)
 
 
 def as_matrix(X: Any, n_features: int, dtype: np.dtype, what: str = "X") -> np.ndarray:
@@ -123,12 +126,7 @@ def as_matrix(X: Any, n_features: int, dtype: np.dtype, what: str = "X") -> np.n
 
 def as_targets(y: Any, n_samples: int, dtype: np.dtype, what: str = "y") -> np.ndarray:
     """A block of scalar targets as a C-contiguous 1-D array of length ``n_samples``."""
-    arr = _as_numeric_array(y, what, dtype)
-    if arr.shape != (n_samples,):
-        raise ValueError(
-            f"{what} must be a 1-D array of shape ({n_samples},), got shape {arr.shape}"
-        )
-    return arr
+    return _vector(y, n_samples, dtype, what)
 
 
 def as_scalar(y: Any, what: str = "y") -> float:

@@ -120,6 +120,26 @@ def _allocate(
 
 
 
+def init_dfop_parameters(model: Any, forgetting: float, task: str, p0: float,
+                         keep_prior: bool) -> None:
+    """Validate and set DFOP's hyper-parameters on ``model`` (DFOP and Fleet alike).
+
+    Needs ``model.n_features``; sets forgetting, task, p0, keep_prior and the
+    derived refresh period and forgetting array of the kernels.
+    """
+    model.forgetting = check_float("forgetting", forgetting, 0.0, 1.0, high_open=True)
+    if task not in _TASKS:
+        raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
+    model.task = task
+    model._classify = task == "classification"
+    model.p0 = check_float("p0", p0, 0.0, MAX_P0, low_open=True)
+    if not isinstance(keep_prior, (bool, np.bool_)):
+        raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
+    model.keep_prior = bool(keep_prior)
+    model._period = refresh_period(model.n_features, model.forgetting)
+    model._mu = np.array([model.forgetting])
+
+
 def refresh_period(n_features: int, forgetting: float) -> int:
     """Steps between prior refreshes: max(1, floor(2 / (d mu))) (1 when mu = 0).
 
@@ -226,17 +246,7 @@ class DFOP(OnlineModel):
         on_invalid: str = "raise",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
-        self.forgetting = check_float("forgetting", forgetting, 0.0, 1.0, high_open=True)
-        if task not in _TASKS:
-            raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
-        self.task = task
-        self._classify = task == "classification"
-        self.p0 = check_float("p0", p0, 0.0, MAX_P0, low_open=True)
-        if not isinstance(keep_prior, (bool, np.bool_)):
-            raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
-        self.keep_prior = bool(keep_prior)
-        self._period = refresh_period(self.n_features, self.forgetting)
-        self._mu = np.array([self.forgetting])
+        init_dfop_parameters(self, forgetting, task, p0, keep_prior)
         self.reset()
 
     @property

@@ -39,18 +39,16 @@ from ._kernels.fleet import (
 from ._validate import (
     _as_numeric_array,
     check_dtype,
-    check_float,
     check_int,
     check_on_invalid,
     describe_nonfinite,
     label_signs,
 )
-from .dfop import DFOP, MAX_P0, refresh_period
+from .dfop import DFOP, init_dfop_parameters
 
 __all__ = ["Fleet", "FleetState", "FleetInvalidInputError"]
 
 FLEET_FORMAT = "edgereg-fleet-1"
-_TASKS = ("regression", "classification")
 
 
 class FleetState(NamedTuple):
@@ -205,20 +203,10 @@ class Fleet(OnlineModel):
     ) -> None:
         self.n_models = check_int("n_models", n_models)
         self.n_features = check_int("n_features", n_features)
-        self.forgetting = check_float("forgetting", forgetting, 0.0, 1.0, high_open=True)
-        if task not in _TASKS:
-            raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
-        self.task = task
-        self._classify = task == "classification"
-        self.p0 = check_float("p0", p0, 0.0, MAX_P0, low_open=True)
-        if not isinstance(keep_prior, (bool, np.bool_)):
-            raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
-        self.keep_prior = bool(keep_prior)
         self.dtype = check_dtype(dtype)
         self.on_invalid = check_on_invalid(on_invalid)
         self._skip = self.on_invalid == "skip"
-        self._period = refresh_period(self.n_features, self.forgetting)
-        self._mu = np.array([self.forgetting])
+        init_dfop_parameters(self, forgetting, task, p0, keep_prior)
         self.reset()
 
     # ------------------------------------------------------------------ state

@@ -400,6 +400,13 @@ class _NORMAParams:
         check_is_fitted(self, "model_")
         return self.model_.dual_coef_
 
+    @property
+    def coef_(self) -> np.ndarray:
+        """Raises AttributeError: a kernel model has no weights (see dual_coef_, support_vectors_)."""
+        raise AttributeError(
+            f"{type(self).__name__} is a kernel model: see dual_coef_ / support_vectors_"
+        )
+
 
 @model_parameters
 class NORMARegressor(_NORMAParams, _Regressor):
@@ -407,20 +414,12 @@ class NORMARegressor(_NORMAParams, _Regressor):
 
     _model_name = "NORMARegressor"
 
-    @property
-    def coef_(self) -> np.ndarray:  # type: ignore[override]
-        raise AttributeError("NORMARegressor is a kernel model: see dual_coef_ / support_vectors_")
-
 
 @model_parameters
 class NORMAClassifier(_NORMAParams, _Classifier):
     """:class:`edgereg.NORMAClassifier` (budgeted kernel hinge loss) for scikit-learn."""
 
     _model_name = "NORMAClassifier"
-
-    @property
-    def coef_(self) -> np.ndarray:  # type: ignore[override]
-        raise AttributeError("NORMAClassifier is a kernel model: see dual_coef_ / support_vectors_")
 
 
 @model_parameters

@@ -33,11 +33,8 @@ _FALLBACK_SALT = np.uint64(0xD1B54A32D192ED03)
 _SECOND_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S32 = np.uint64(32)
-_S11 = np.uint64(11)
+# Shift counts as uint64, so that shifts of uint64 words stay uint64 in numba.
+_S11, _S27, _S30, _S31, _S32 = (np.uint64(s) for s in (11, 27, 30, 31, 32))
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
