@@ -58,6 +58,15 @@ np.put_along_axis(X, idx, 1.0, axis=1); y = X[:, :5].sum(axis=1)
 many("SparseDFOP learn_many D=1000 nnz=10 d=100", lambda: edgereg.SparseDFOP(1000, 100), X, y)
 K = 100; X = rng.normal(size=(K, 2_000, 10)); Y = X[:, :, 0].copy()
 out["Fleet learn_many K=100 d=10"] = best(lambda: edgereg.Fleet(K, 10).learn_many(X, Y), K * 2_000)
+fleet = edgereg.Fleet(K, 10)
+Xt = np.ascontiguousarray(X[:, :200].transpose(1, 0, 2))
+Yt = np.ascontiguousarray(Y[:, :200].T)
+out["Fleet learn_one K=100 d=10"] = best(
+    lambda: [fleet.learn_one(Xt[t], Yt[t]) for t in range(200)], K * 200)
+D = 1000; Xs = rng.normal(size=(2000, D)) * (rng.random((2000, D)) < 0.01)
+sparse = edgereg.SparseDFOP(D, 100)
+out["SparseDFOP learn_one D=1000 d=100"] = best(
+    lambda: [sparse.learn_one(Xs[i], 1.0) for i in range(2000)], 2000)
 print(json.dumps(out))
 '''
 

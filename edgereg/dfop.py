@@ -28,12 +28,16 @@ import numpy as np
 from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import entry_point
 from ._kernels.dfop import (
-    _F_KEEP,
-    _F_MU,
-    _F_P0,
-    _F_PERIOD,
-    _F_SKIP,
-    _N_CONST,
+    COUNTS,
+    FORGOTTEN,
+    KEEP_PRIOR,
+    MU,
+    N_CODES,
+    N_HYPER,
+    N_LEARNT,
+    P0,
+    PERIOD,
+    SKIP,
     _dfop_learn_many,
     _dfop_learn_one_packed,
     _dfop_predict_many,
@@ -67,11 +71,24 @@ class DFOPState(NamedTuple):
 
 
 class DFOPWork(NamedTuple):
-    """DFOP's scratch (3d float64, whatever the dtype; no meaning between calls)."""
+    """DFOP's workspace: scratch (3d float64, whatever the dtype; no meaning
+    between calls) and the kernels' constants, filled from the parameters."""
 
-    px: np.ndarray  # (d,) P x, then the scaled gain u
-    next: np.ndarray  # (d,) P_new x_next (fused stream kernel)
-    v: np.ndarray  # (d,) the prior refresh's rank-one vector
+    scratch: np.ndarray  # float64 (3d,): P x, P_new x_next, the refresh vector v
+    hyper: np.ndarray  # float64 (N_HYPER,): mu, p0 (index names in _kernels/dfop.py)
+    codes: np.ndarray  # int64 (N_CODES,): period, keep_prior, skip
+
+
+def dfop_constants(
+    forgetting: float, p0: float, period: int, keep_prior: bool, skip: bool,
+    hyper: np.ndarray, codes: np.ndarray,
+) -> None:
+    """Fill DFOP's entries of ``hyper`` and ``codes`` (the kernels' index names)."""
+    hyper[MU] = forgetting
+    hyper[P0] = p0
+    codes[PERIOD] = period
+    codes[KEEP_PRIOR] = keep_prior
+    codes[SKIP] = skip
 
 
 def _allocate(
@@ -83,13 +100,12 @@ def _allocate(
     keep_prior: bool = True,
     skip: bool = False,
 ) -> tuple[DFOPState, DFOPWork]:
-    """DFOP's state and workspace, views of two blocks (see ``_dfop_learn_one_packed``):
+    """DFOP's state and workspace, views of two blocks (``_kernels/dfop.py``'s header):
 
     * ``PW`` (d + 1, d) of the dtype: rows 0..d-1 are P, row d is w;
-    * ``F`` float64 (3d + 10): the workspace's px, next, v, then forgotten,
-      counts (4 int64, stored in place of 4 float64), then the constants
-      mu, p0, period, keep_prior, skip of ``_dfop_learn_one_packed`` (not
-      state: filled from the parameters at every allocation).
+    * ``B`` float64: the workspace's scratch, the learnt block L (forgotten,
+      then the 4 counters as int64 bits), hyper and codes (as int64 bits):
+      learn_one's one block (``_dfop_learn_one_packed``).
     """
     d = n_features
     PW = np.zeros((d + 1, d), dtype=dtype)
@@ -99,33 +115,31 @@ def _allocate(
     # P - u u^T then subtracts an exact-enough product and rounds once,
     # instead of cancelling two float32-rounded numbers (which made P
     # indefinite on large inputs in float32).
-    F = np.zeros(3 * d + 5 + _N_CONST, dtype=np.float64)
-    c = 3 * d + 5
-    F[c + _F_MU] = forgetting
-    F[c + _F_P0] = p0
-    F[c + _F_PERIOD] = period  # exact: refresh_period caps it at 2**40
-    F[c + _F_KEEP] = 1.0 if keep_prior else 0.0
-    F[c + _F_SKIP] = 1.0 if skip else 0.0
+    a = 3 * d
+    b = a + N_LEARNT
+    c = b + N_HYPER
+    B = np.zeros(c + N_CODES, dtype=np.float64)
+    L = B[a:b]
+    work = DFOPWork(scratch=B[:a], hyper=B[b:c], codes=B[c:].view(np.int64))
+    dfop_constants(forgetting, p0, period, keep_prior, skip, work.hyper, work.codes)
     # One physical block for learnt bookkeeping, scratch and constants, so
-    # that learn_one is one 4-argument call (each array argument costs ~50 ns
-    # of unboxing, measured); two sets of views, so state and save see the
-    # learnt fields only.
+    # that learn_one is one 4-argument call; two sets of views, so state and
+    # save see the learnt fields only.
     state = DFOPState(
         w=PW[d],
         P=P,
-        forgotten=F[3 * d : 3 * d + 1],
-        counts=F[3 * d + 1 : 3 * d + 5].view(np.int64),
+        forgotten=L[FORGOTTEN : FORGOTTEN + 1],
+        counts=L[COUNTS : COUNTS + 4].view(np.int64),
     )
-    return state, DFOPWork(px=F[:d], next=F[d : 2 * d], v=F[2 * d : 3 * d])
+    return state, work
 
 
-
-def init_dfop_parameters(model: Any, forgetting: float, task: str, p0: float,
+def init_dfop_parameters(model: Any, dimension: int, forgetting: float, task: str, p0: float,
                          keep_prior: bool) -> None:
     """Validate and set DFOP's hyper-parameters on ``model`` (DFOP and Fleet alike).
 
-    Needs ``model.n_features``; sets forgetting, task, p0, keep_prior and the
-    derived refresh period and forgetting array of the kernels.
+    Sets forgetting, task, p0, keep_prior and the refresh period of DFOP's
+    kernels for inputs of ``dimension`` (SparseDFOP's: the compressed one).
     """
     model.forgetting = check_float("forgetting", forgetting, 0.0, 1.0, high_open=True)
     if task not in _TASKS:
@@ -136,8 +150,7 @@ def init_dfop_parameters(model: Any, forgetting: float, task: str, p0: float,
     if not isinstance(keep_prior, (bool, np.bool_)):
         raise TypeError(f"keep_prior must be a bool, got {keep_prior!r}")
     model.keep_prior = bool(keep_prior)
-    model._period = refresh_period(model.n_features, model.forgetting)
-    model._mu = np.array([model.forgetting])
+    model._period = refresh_period(dimension, model.forgetting)
 
 
 def refresh_period(n_features: int, forgetting: float) -> int:
@@ -246,12 +259,16 @@ class DFOP(OnlineModel):
         on_invalid: str = "raise",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
-        init_dfop_parameters(self, forgetting, task, p0, keep_prior)
+        init_dfop_parameters(self, self._dfop_dimension(), forgetting, task, p0, keep_prior)
         self.reset()
 
     @property
     def _task(self) -> str:  # type: ignore[override]
         return self.task
+
+    def _dfop_dimension(self) -> int:
+        """The dimension of the inputs DFOP's kernels see."""
+        return self.n_features
 
     def _allocate(self) -> tuple[DFOPState, DFOPWork]:
         return _allocate(
@@ -272,14 +289,19 @@ class DFOP(OnlineModel):
         return faults
 
     def _bind_state(self) -> None:
+        self._bind_dfop_blocks()
+        self._learn_one_kernel = _dfop_learn_one_packed
+
+    def _bind_dfop_blocks(self) -> None:
         s, work = self._state, self._work
         self._w, self._P = s.w, s.P
-        self._Px, self._next, self._v = work.px, work.next, work.v
-        self._counts, self._forgotten = s.counts, s.forgotten
-        # The two blocks the fields are views of (``_allocate``).
-        self._PW, self._F = s.P.base, work.px.base
-        assert self._PW is s.w.base and self._F is s.counts.base
-        self._learn_one_kernel = _dfop_learn_one_packed
+        # The blocks the fields are views of (``_allocate``): PW, L, and B
+        # (learn_one's one block, of which L and the workspace are views).
+        self._PW, self._B = s.P.base, work.scratch.base
+        assert self._PW is s.w.base and self._B is s.forgotten.base
+        a = 3 * s.w.shape[0]  # L follows the scratch in B
+        self._L = self._B[a : a + N_LEARNT]
+        self._mu = work.hyper[MU : MU + 1]
 
     # ------------------------------------------------------------ attributes
     @property
@@ -332,12 +354,12 @@ class DFOP(OnlineModel):
         else:
             yv = as_scalar(y)
         kernel = self._learn_one_kernel
-        yhat = kernel(xr, yv, self._PW, self._F)
+        yhat = kernel(xr, yv, self._PW, self._B)
         if kernel is _dfop_learn_one_packed:
             # From now on call the compiled entry point directly: the checks
             # above guarantee its argument types (float64 y, C-contiguous x
             # of the model's dtype, the model's own blocks).
-            self._learn_one_kernel = entry_point(kernel, (xr, yv, self._PW, self._F))
+            self._learn_one_kernel = entry_point(kernel, (xr, yv, self._PW, self._B))
         if yhat != yhat and not self._skip:  # NaN: rejected, state unchanged
             raise ValueError(self._invalid_message(xr, y, "sample"))
         if classify:
@@ -350,13 +372,10 @@ class DFOP(OnlineModel):
             return label_signs(Y, n)
         return as_targets(Y, n, np.float64)
 
-    def _forgetting_schedule(self, forgetting: Any, n: int) -> tuple[np.ndarray, int]:
-        """(mu, stride) for the block kernels: step t forgets ``mu[t * stride]``.
-
-        ``None``: the model's own factor (stride 0); else one factor per row.
-        """
+    def _forgetting_schedule(self, forgetting: Any, n: int) -> np.ndarray:
+        """MU for the block kernels: the model's own factor (``None``), or one per row."""
         if forgetting is None:
-            return self._mu, 0
+            return self._mu
         mu = np.ascontiguousarray(forgetting, dtype=np.float64)
         if mu.shape != (n,):
             raise ValueError(
@@ -364,13 +383,13 @@ class DFOP(OnlineModel):
             )
         if not np.all((mu >= 0.0) & (mu < 1.0)):
             raise ValueError("every per-step forgetting factor must be in [0, 1)")
-        return mu, 1
+        return mu
 
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
-        mu, stride = self._forgetting_schedule(forgetting, X.shape[0])
+        work = self._work
         return _dfop_learn_many(
-            X, Y, mu, stride, self._w, self._P, self._Px, self._next, self._v, self._counts,
-            self._forgotten, self.p0, self._period, self.keep_prior, self._skip, out,
+            X, Y, self._forgetting_schedule(forgetting, X.shape[0]), out,
+            self._PW, self._L, work.scratch, work.hyper, work.codes,
         )
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:

@@ -30,6 +30,7 @@ from ._base import (
     read_npz,
     symmetric_faults,
 )
+from ._kernels.dfop import COUNTS, FORGOTTEN, N_CODES, N_HYPER, N_LEARNT
 from ._kernels.fleet import (
     _fleet_learn_many,
     _fleet_learn_one,
@@ -44,7 +45,7 @@ from ._validate import (
     describe_nonfinite,
     label_signs,
 )
-from .dfop import DFOP, init_dfop_parameters
+from .dfop import DFOP, dfop_constants, init_dfop_parameters
 
 __all__ = ["Fleet", "FleetState", "FleetInvalidInputError"]
 
@@ -64,33 +65,38 @@ class FleetState(NamedTuple):
 
 
 class FleetWork(NamedTuple):
-    """A fleet's scratch: K (3d + 1) of 8 bytes (no meaning between calls)."""
+    """A fleet's workspace: K (3d + 1) of 8 bytes of scratch (no meaning
+    between calls) and DFOP's constants, shared by the K models."""
 
-    px: np.ndarray  # float64 (K, d) each model's P x
-    next: np.ndarray  # float64 (K, d) each model's P_new x_next
-    v: np.ndarray  # float64 (K, d) each model's prior-refresh vector
+    scratch: np.ndarray  # float64 (K, 3d): each model's DFOP scratch
     status: np.ndarray  # int64 (K,) per model, its first invalid row (-1: none)
+    hyper: np.ndarray  # float64 (N_HYPER,): DFOP's (index names in _kernels/dfop.py)
+    codes: np.ndarray  # int64 (N_CODES,)
 
 
 def _allocate(
-    n_models: int, n_features: int, p0: float, dtype: np.dtype
+    n_models: int, n_features: int, p0: float, dtype: np.dtype, forgetting: float,
+    period: int, keep_prior: bool, skip: bool,
 ) -> tuple[FleetState, FleetWork]:
+    """Model k's blocks are row k of DFOP's (``_kernels/dfop.py``'s header)."""
     K, d = n_models, n_features
-    P = np.zeros((K, d, d), dtype=dtype)
+    PW = np.zeros((K, d + 1, d), dtype=dtype)
     idx = np.arange(d)
-    P[:, idx, idx] = p0
+    PW[:, idx, idx] = p0
+    L = np.zeros((K, N_LEARNT), dtype=np.float64)
     state = FleetState(
-        w=np.zeros((K, d), dtype=dtype),
-        P=P,
-        forgotten=np.zeros((K, 1), dtype=np.float64),
-        counts=np.zeros((K, 4), dtype=np.int64),
+        w=PW[:, d],
+        P=PW[:, :d],
+        forgotten=L[:, FORGOTTEN : FORGOTTEN + 1],
+        counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
     )
     work = FleetWork(
-        px=np.zeros((K, d), dtype=np.float64),
-        next=np.zeros((K, d), dtype=np.float64),
-        v=np.zeros((K, d), dtype=np.float64),
+        scratch=np.zeros((K, 3 * d), dtype=np.float64),
         status=np.zeros(K, dtype=np.int64),
+        hyper=np.zeros(N_HYPER, dtype=np.float64),
+        codes=np.zeros(N_CODES, dtype=np.int64),
     )
+    dfop_constants(forgetting, p0, period, keep_prior, skip, work.hyper, work.codes)
     return state, work
 
 
@@ -206,7 +212,7 @@ class Fleet(OnlineModel):
         self.dtype = check_dtype(dtype)
         self.on_invalid = check_on_invalid(on_invalid)
         self._skip = self.on_invalid == "skip"
-        init_dfop_parameters(self, forgetting, task, p0, keep_prior)
+        init_dfop_parameters(self, self.n_features, forgetting, task, p0, keep_prior)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -216,7 +222,12 @@ class Fleet(OnlineModel):
         return self.task
 
     def _allocate(self) -> tuple[FleetState, FleetWork]:
-        return _allocate(self.n_models, self.n_features, self.p0, self.dtype)
+        return _allocate(self.n_models, self.n_features, self.p0, self.dtype, self.forgetting,
+                         self._period, self.keep_prior, self._skip)
+
+    def _bind_state(self) -> None:
+        s = self._state
+        self._PW, self._L = s.P.base, s.forgotten.base  # the blocks (``_allocate``)
 
     @property
     def coef_(self) -> np.ndarray:
@@ -363,11 +374,9 @@ class Fleet(OnlineModel):
         X = self._check_X(X, 3)
         Y = self._targets(y, X.shape[:2])
         out = np.empty(X.shape[:2], dtype=np.float64)
-        s, w = self._state, self._work
-        nbad = _fleet_learn_many(
-            X, Y, self._mu, s.w, s.P, w.px, w.next, w.v, s.counts, s.forgotten,
-            self.p0, self._period, self.keep_prior, self._skip, out, w.status,
-        )
+        w = self._work
+        nbad = _fleet_learn_many(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
+                                 w.status)
         if nbad:
             self._raise_invalid(X, y, w.status, out, one=False)
         return self._finish(out)
@@ -389,11 +398,9 @@ class Fleet(OnlineModel):
         X = self._check_X(X, 2)
         Y = self._targets(y, (self.n_models,))
         out = np.empty(self.n_models, dtype=np.float64)
-        s, w = self._state, self._work
-        nbad = _fleet_learn_one(
-            X, Y, self.forgetting, s.w, s.P, w.px, w.v, s.counts, s.forgotten,
-            self.p0, self._period, self.keep_prior, self._skip, out, w.status,
-        )
+        w = self._work
+        nbad = _fleet_learn_one(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
+                                w.status)
         if nbad and not self._skip:
             rows = np.where(w.status != 0, 0, -1).astype(np.int64)
             self._raise_invalid(X, y, rows, out, one=True)

@@ -402,7 +402,7 @@ class _NORMAParams:
 
     @property
     def coef_(self) -> np.ndarray:
-        """Raises AttributeError: a kernel model has no weights (see dual_coef_, support_vectors_)."""
+        """Raises AttributeError: a kernel model has no weights (see ``dual_coef_``)."""
         raise AttributeError(
             f"{type(self).__name__} is a kernel model: see dual_coef_ / support_vectors_"
         )

@@ -48,7 +48,8 @@ from ._validate import (
     check_int,
     label_sign,
 )
-from .dfop import DFOP, refresh_period
+from .dfop import DFOP
+from .dfop import _allocate as _allocate_dfop
 
 __all__ = ["SparseDFOP", "SparseDFOPState"]
 
@@ -66,17 +67,15 @@ class SparseDFOPState(NamedTuple):
 
 
 class SparseDFOPWork(NamedTuple):
-    """SparseDFOP's scratch (no meaning between calls)."""
+    """SparseDFOP's workspace: DFOP's (on psi) and the projection's scratch."""
 
+    scratch: np.ndarray  # float64 (3d,): DFOP's scratch
+    hyper: np.ndarray  # float64: DFOP's constants (index names in _kernels/dfop.py)
+    codes: np.ndarray  # int64: DFOP's integer options
     psi: np.ndarray  # (d,) psi = M x
-    px: np.ndarray  # (d,) the DFOP step's P psi
-    v: np.ndarray  # (d,) DFOP's prior refresh
     col: np.ndarray  # (d,) one generated column of M
-    next: np.ndarray  # (d,) DFOP's fused block kernel (P_new x_{t+1})
     psi_block: np.ndarray  # (BLOCK_ROWS, d) psi of a chunk of rows (learn_many)
     hash: np.ndarray  # uint32 (2 d8,), d8 = 8 ceil(d / 8): the two hash words of a column
-
-
 
 
 # ------------------------------------------------------------------ helpers
@@ -207,14 +206,17 @@ class SparseDFOP(DFOP):
             n_features, forgetting, task=task, p0=p0, keep_prior=keep_prior,
             dtype=dtype, on_invalid=on_invalid,
         )
-        # DFOP's refresh period depends on the dimension of its input: d, not D.
-        self._period = refresh_period(self.n_components, self.forgetting)
 
     # ------------------------------------------------------------ state
+    def _dfop_dimension(self) -> int:
+        """DFOP runs on psi: its refresh period follows d, not D."""
+        return self.n_components
+
     def _allocate(self) -> tuple[SparseDFOPState, SparseDFOPWork]:  # type: ignore[override]
         d, D, dt = self.n_components, self.n_features, self.dtype
-        P = np.zeros((d, d), dtype=dt)
-        P[np.diag_indices(d)] = self.p0
+        dfop_state, dfop_work = _allocate_dfop(
+            d, self.p0, dt, self.forgetting, self._period, self.keep_prior, self._skip
+        )
         if self._kind == STORED:
             if self._M_cache is None:
                 # Generated once per model: reset() copies instead of re-hashing.
@@ -226,29 +228,34 @@ class SparseDFOP(DFOP):
         else:
             M_T = np.zeros((0, d), dtype=dt)
         state = SparseDFOPState(
-            w=np.zeros(d, dtype=dt),
-            P=P,
-            forgotten=np.zeros(1, dtype=np.float64),
+            w=dfop_state.w,
+            P=dfop_state.P,
+            forgotten=dfop_state.forgotten,
             M_T=M_T,
-            counts=np.zeros(4, dtype=np.int64),
+            counts=dfop_state.counts,
         )
         work = SparseDFOPWork(
+            scratch=dfop_work.scratch,
+            hyper=dfop_work.hyper,
+            codes=dfop_work.codes,
             psi=np.zeros(d, dtype=dt),
-            px=np.zeros(d, dtype=dt),
-            v=np.zeros(d, dtype=dt),
             col=np.zeros(d, dtype=dt),
-            next=np.zeros(d, dtype=dt),
             psi_block=np.zeros((BLOCK_ROWS, d), dtype=dt),
             hash=_hash_buffer(d),
         )
         return state, work
 
     def _bind_state(self) -> None:
-        s, work = self._state, self._work
-        self._w, self._P, self._M_T = s.w, s.P, s.M_T
-        self._psi, self._Px, self._v, self._col = work.psi, work.px, work.v, work.col
-        self._counts, self._forgotten = s.counts, s.forgotten
-        self._next, self._psi_block, self._hbuf = work.next, work.psi_block, work.hash
+        # DFOP's blocks, not DFOP's learn_one kernel (SparseDFOP projects first).
+        self._bind_dfop_blocks()
+        work = self._work
+        self._M_T, self._hbuf = self._state.M_T, work.hash
+        # The projection's description and scratch, as the kernels take it:
+        # for one row (psi) and for a block (psi_block).
+        head = (self._kind, self._key, self._scale, self._M_T)
+        self._projection = (*head, work.psi, work.col, work.hash)
+        self._projection_block = (*head, work.psi_block, work.col, work.hash)
+        self._dfop_blocks = (self._PW, self._L, work.scratch, work.hyper, work.codes)
 
     # ------------------------------------------------------------ inputs
     def _sparse_one(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -338,20 +345,15 @@ class SparseDFOP(DFOP):
 
     # ------------------------------------------------------------ one-step
     def _kernel_args(self) -> tuple:
-        """The projection's arguments, then the work arrays psi, col and the hash buffer."""
-        return (self._kind, self._key, self._scale, self._M_T, self._psi, self._col, self._hbuf)
-
-    def _dfop_args(self) -> tuple:
-        """Arguments of DFOP's per-sample kernel after (x, y, mu)."""
-        return (self._w, self._P, self._Px, self._v, self._counts, self._forgotten, self.p0,
-                self._period, self.keep_prior, self._skip)
+        """The projection's description (kind, seed key, scale, M_T)."""
+        return self._projection[:4]
 
     def decision_function_one(self, x: Any) -> float:
         """Raw score psi^T v for one sample."""
         if type(x) is tuple or sp.issparse(x):
             idx, val = self._sparse_one(x)
-            return _sparse_predict_one_sparse(idx, val, *self._kernel_args(), self._w)
-        return _sparse_predict_one_dense(self._row(x), *self._kernel_args(), self._w)
+            return _sparse_predict_one_sparse(idx, val, self._projection, self._w)
+        return _sparse_predict_one_dense(self._row(x), self._projection, self._w)
 
     def predict_one(self, x: Any) -> float:
         """Predict one sample: dense row, ``(indices, values)`` or a 1 x D sparse row."""
@@ -377,13 +379,11 @@ class SparseDFOP(DFOP):
             idx, val = self._sparse_one(x)
             shown: Any = (idx, val)
             yhat, status = _sparse_learn_one_sparse(
-                idx, val, yv, self.forgetting, *self._kernel_args(), *self._dfop_args(),
+                idx, val, yv, self._projection, *self._dfop_blocks
             )
         else:
             shown = xr = self._row(x)
-            yhat, status = _sparse_learn_one_dense(
-                xr, yv, self.forgetting, *self._kernel_args(), *self._dfop_args(),
-            )
+            yhat, status = _sparse_learn_one_dense(xr, yv, self._projection, *self._dfop_blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(shown, y, "sample"))
         if self._classify:
@@ -392,15 +392,11 @@ class SparseDFOP(DFOP):
 
     # ------------------------------------------------------------ block
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
-        mu, stride = self._forgetting_schedule(forgetting, X.shape[0])
-        rest = (
-            self._kind, self._key, self._scale, self._M_T, self._psi_block, self._col, self._hbuf,
-            self._w, self._P, self._Px, self._next, self._v, self._counts, self._forgotten,
-            self.p0, self._period, self.keep_prior, self._skip, out,
-        )
+        MU = self._forgetting_schedule(forgetting, X.shape[0])
+        rest = (MU, out, self._projection_block, *self._dfop_blocks)
         if isinstance(X, _CSR):
-            return _sparse_learn_many_csr(X.indptr, X.indices, X.data, Y, mu, stride, *rest)
-        return _sparse_learn_many_dense(X, Y, mu, stride, *rest)
+            return _sparse_learn_many_csr((X.indptr, X.indices, X.data), Y, *rest)
+        return _sparse_learn_many_dense(X, Y, *rest)
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
         """Learn a block in one kernel call; return the prequential predictions.
@@ -426,11 +422,10 @@ class SparseDFOP(DFOP):
         return self._finish(self._learn_many_checked(X, y, forgetting=forgetting))
 
     def _predict_block(self, X, out):  # type: ignore[override]
-        rest = (*self._kernel_args(), self._w, out)
         if isinstance(X, _CSR):
-            _sparse_predict_many_csr(X.indptr, X.indices, X.data, *rest)
+            _sparse_predict_many_csr((X.indptr, X.indices, X.data), self._projection, self._w, out)
         else:
-            _sparse_predict_many_dense(X, *rest)
+            _sparse_predict_many_dense(X, self._projection, self._w, out)
 
     # ------------------------------------------------------------ projection
     def projection_matrix(self, columns: Any = None) -> np.ndarray:
@@ -446,7 +441,7 @@ class SparseDFOP(DFOP):
             if cols.size and (cols.min() < 0 or cols.max() >= self.n_features):
                 raise ValueError(f"columns must be in [0, {self.n_features})")
         out = np.empty((cols.shape[0], self.n_components), dtype=self.dtype)
-        _fill_columns(cols, *self._kernel_args()[:4], out, self._hbuf)
+        _fill_columns(cols, *self._kernel_args(), out, self._hbuf)
         return out.T
 
     def recover(
@@ -538,7 +533,7 @@ class SparseDFOP(DFOP):
         for _ in range(min(s, self.n_components)):
             if np.linalg.norm(r) <= tol * vnorm:
                 break
-            _correlate(r, *self._kernel_args()[:4], col, self._hbuf, corr, norms)
+            _correlate(r, *self._kernel_args(), col, self._hbuf, corr, norms)
             score = np.abs(corr) / norms
             score[chosen] = -1.0
             chosen.append(int(np.argmax(score)))

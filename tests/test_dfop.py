@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from reference import dfop_canonical_with_reset, dfop_closed_form, textbook_rls
 
 from edgereg import DFOP, RLS
+from edgereg._kernels import dfop as K
 from edgereg._kernels.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many
 from edgereg.dfop import refresh_period
 
@@ -322,15 +323,23 @@ def test_kernel_is_callable_without_the_class():
     """The procedural layer on its own (filterpy's procedural form)."""
     X, y = _linear_stream(100, 3)
     model = DFOP(3)
-    s, work = model._allocate()
+    # The blocks as a C caller would make them, from _kernels/dfop.py's header.
+    d = 3
+    PW = np.zeros((d + 1, d))
+    PW[:d] = 100.0 * np.eye(d)
+    L = np.zeros(K.N_LEARNT)
+    work = np.zeros(3 * d)
+    hyper = np.zeros(K.N_HYPER)
+    hyper[K.MU], hyper[K.P0] = 0.01, 100.0
+    codes = np.zeros(K.N_CODES, dtype=np.int64)
+    codes[K.PERIOD], codes[K.KEEP_PRIOR], codes[K.SKIP] = refresh_period(d, 0.01), 1, 0
     out = np.empty(100)
-    status = _dfop_learn_many(
-        X, y, np.array([0.01]), 0, s.w, s.P, work.px, work.next, work.v, s.counts,
-        s.forgotten, 100.0, refresh_period(3, 0.01), True, False, out,
-    )
+    status = _dfop_learn_many(X, y, hyper[K.MU : K.MU + 1], out, PW, L, work, hyper, codes)
     assert status == -1
     np.testing.assert_array_equal(out, model.learn_many(X, y))
-    np.testing.assert_array_equal(s.w, model.coef_)
+    np.testing.assert_array_equal(PW[d], model.coef_)
+    np.testing.assert_array_equal(PW[:d], model.state.P)
+    assert L[K.COUNTS : K.COUNTS + 4].view(np.int64)[0] == model.n_seen_ == 100
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

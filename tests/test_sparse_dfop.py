@@ -393,17 +393,22 @@ def test_nan_row_in_csr_block_learns_rows_before_only():
 
 def _per_row_reference(model, idx, val, y, mu):
     """Drive the per-row kernel (learn_one's path) on ``model``, with per-step mu."""
+    from edgereg._kernels.dfop import MU
     from edgereg._kernels.sparse import _sparse_learn_one_sparse
 
     preds, status = [], []
+    hyper = model._work.hyper
+    own = hyper[MU]
     for t in range(len(y)):
+        hyper[MU] = mu[t]  # the one-row kernel forgets hyper[MU]
         yhat, st = _sparse_learn_one_sparse(
             np.ascontiguousarray(idx[t], dtype=np.int64),
-            np.ascontiguousarray(val[t], dtype=model.dtype), np.float64(y[t]), np.float64(mu[t]),
-            *model._kernel_args(), *model._dfop_args(),
+            np.ascontiguousarray(val[t], dtype=model.dtype), np.float64(y[t]),
+            model._projection, *model._dfop_blocks,
         )
         preds.append(yhat)
         status.append(st)
+    hyper[MU] = own
     return np.array(preds), np.array(status)
 
 

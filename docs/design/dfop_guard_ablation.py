@@ -51,7 +51,7 @@ for dtype, keep in [("float64", True), ("float32", True), ("float64", False)]:
         for name, fn in variants:
             m = edgereg.DFOP(d, 0.01, dtype=dtype, keep_prior=keep)
             out = np.empty(n)
-            args = lambda m: (X, y, m._mu, 0, m._w, m._P, m._Px, m._next, m._v, m._counts, m._forgotten, m.p0, m._period, m.keep_prior, m._skip, out)
+            args = lambda m: (X, y, m._mu, out, m._PW, m._L, m._work.scratch, m._work.hyper, m._work.codes)
             fn(*args(m))
             best = 1e9
             for _ in range(3):

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, recompile_with
+from .._jit import inline_kernel, kernel, recompile_with
 from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
@@ -44,11 +44,28 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
 
-# Layout of the float64 block F that holds DFOP's scratch, bookkeeping and
-# (after the state proper) the constants of learn_one: fewer, larger arrays
-# make the per-sample kernel call cheaper (numba unboxes every argument).
-_F_MU, _F_P0, _F_PERIOD, _F_KEEP, _F_SKIP = range(5)
-_N_CONST = 5
+# ------------------------------------------------------------- the blocks
+# Every DFOP kernel (and Fleet's, SparseDFOP's, which run these) takes
+#   PW     (d + 1, d) of the dtype: P in rows 0..d-1, w in row d   (learnt)
+#   L      float64 (N_LEARNT,): FORGOTTEN, then 4 int64 counters stored as
+#          their bits at COUNTS.. (learnt, skipped, steps since refresh,
+#          next refresh coordinate)                                 (learnt)
+#   work   float64 (3d,): P x, P_new x_next, the refresh vector v   (scratch)
+#   hyper  float64 (N_HYPER,) and codes int64 (N_CODES,), named below
+# (CONVENTIONS.md, "One way to call a kernel"). A model built on DFOP may
+# append its own entries to hyper and codes after these.
+MU, P0 = 0, 1
+N_HYPER = 2
+PERIOD, KEEP_PRIOR, SKIP = 0, 1, 2
+N_CODES = 3
+FORGOTTEN, COUNTS = 0, 1
+N_LEARNT = 5
+#: learn_one's one block (``_dfop_learn_one_packed``): work, L, hyper, codes
+#: in this order, float64 (codes as int64 bits), so that a call from Python
+#: unboxes 4 arrays (each costs ~50 ns, measured).
+def packed_size(d):
+    """Length of learn_one's float64 block for dimension d."""
+    return 3 * d + N_LEARNT + N_HYPER + N_CODES
 
 
 # --------------------------------------------------------------------- kernels
@@ -121,51 +138,65 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     return yhat, OK
 
 
+@inline_kernel
+def _counters(L):
+    """The int64 counters of L (a view of their bits)."""
+    return L[COUNTS : COUNTS + 4].view(np.int64)
+
+
 @kernel
-def _dfop_learn_one(x, y, mu, w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip):
-    """learn_one: one step, then the prior refresh when due (same arithmetic as the block)."""
-    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, _max_variance(p0, keep_prior), p0)
+def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
+    """learn_one: one step, then the prior refresh when due (same arithmetic as the block).
+
+    Returns ``(yhat, status)``; the blocks as above, mu = ``hyper[MU]``.
+    """
+    d = x.shape[0]
+    w = PW[d]
+    P = PW[:d]
+    counts = _counters(L)
+    p0 = hyper[P0]
+    mu = hyper[MU]
+    keep_prior = codes[KEEP_PRIOR] != 0
+    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, work[:d], _max_variance(p0, keep_prior), p0)
     if status == OK:
         counts[0] += 1
         if keep_prior:
-            d = w.shape[0]
-            forgotten[0] += mu
+            L[FORGOTTEN] += mu
             counts[2] += 1
-            if counts[2] >= period and forgotten[0] > 0.0:
+            if counts[2] >= codes[PERIOD] and L[FORGOTTEN] > 0.0:
                 k = counts[3]
-                width = _refresh_width(d, forgotten[0])
-                rho = d * forgotten[0] / p0 / width
+                forgotten = L[FORGOTTEN]
+                width = _refresh_width(d, forgotten)
+                rho = d * forgotten / p0 / width
+                v = work[2 * d : 3 * d]
                 for i in range(width):
                     _refresh_prior((k + i) % d, rho, w, P, v)
                 if not _diagonal_positive(P):
                     _set_prior(P, p0)  # the refresh met a P rounding made indefinite
                 counts[2] = 0
                 counts[3] = (k + width) % d
-                forgotten[0] = 0.0
-    elif skip:
+                L[FORGOTTEN] = 0.0
+    elif codes[SKIP] != 0:
         counts[1] += 1
     return yhat, status
 
 
 @kernel
-def _dfop_learn_one_packed(x, y, PW, F):
-    """``_dfop_learn_one`` on the two blocks of ``_allocate`` (4 arguments: cheap to call).
+def _dfop_learn_one_packed(x, y, PW, B):
+    """``_dfop_learn_one`` on learn_one's two blocks (4 arguments: cheap to call).
 
-    ``PW`` is P stacked over w, ``F`` the float64 block (scratch, forgotten,
-    counts, then the constants mu, p0, period, keep_prior, skip). Returns
-    only the prediction (a float is cheaper to return than a tuple): NaN
-    when the sample is invalid and not skipped (a valid sample's prediction
-    is always finite); with ``skip`` the prediction whatever the status.
+    ``B`` is the float64 block of :func:`packed_size`: work, L, hyper, codes.
+    Returns only the prediction (a float is cheaper to return than a tuple):
+    NaN when the sample is invalid and not skipped (a valid sample's
+    prediction is always finite); with skip the prediction whatever the status.
     """
     d = PW.shape[1]
-    c = 3 * d + 5
-    skip = F[c + _F_SKIP] != 0.0
-    yhat, status = _dfop_learn_one(
-        x, y, F[c + _F_MU], PW[d], PW[:d], F[:d], F[2 * d : 3 * d],
-        F[3 * d + 1 : 3 * d + 5].view(np.int64), F[3 * d : 3 * d + 1], F[c + _F_P0],
-        np.int64(F[c + _F_PERIOD]), F[c + _F_KEEP] != 0.0, skip,
-    )
-    if status != OK and not skip:
+    a = 3 * d
+    b = a + N_LEARNT
+    c = b + N_HYPER
+    codes = B[c : c + N_CODES].view(np.int64)
+    yhat, status = _dfop_learn_one(x, y, PW, B[a:b], B[:a], B[b:c], codes)
+    if status != OK and codes[SKIP] == 0:
         return np.nan
     return yhat
 
@@ -237,23 +268,36 @@ def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
 
 
 @kernel
-def _dfop_learn_many(
-    X, Y, mu, mu_stride, w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out
-):
+def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t.
 
-    ``mu[t * mu_stride]`` is the forgetting factor of step t (stride 0: a
-    constant). The loop is fused: while row i of the new P is written, it is
-    also accumulated into P_new x_{t+1} (so P is read once per step), and on a
-    refresh step the prior pseudo-sample's rank-one term is applied in the
-    same pass. Bit-for-bit the same arithmetic as ``_dfop_learn_one``.
+    ``MU`` is the forgetting factor of each step (G-DFOP), or of all steps
+    when it holds one value (``hyper[MU:MU + 1]``, the model's own). The
+    blocks are those of the module's header. The loop is fused: while row i
+    of the new P is written, it is also accumulated into P_new x_{t+1} (so
+    P is read once per step), and on a refresh step the prior
+    pseudo-sample's rank-one term is applied in the same pass. Bit for bit
+    the same arithmetic as ``_dfop_learn_one``.
 
     Returns -1 when every row was handled, else the index of the first invalid
-    row (only when ``skip`` is False); rows before it are learnt, it and the
+    row (only when ``codes[SKIP]`` is 0); rows before it are learnt, it and the
     rows after it are not.
     """
     n = X.shape[0]
     d = X.shape[1]
+    mu = MU
+    mu_stride = 1 if MU.shape[0] > 1 else 0
+    w = PW[d]
+    P = PW[:d]
+    forgotten = L[FORGOTTEN : FORGOTTEN + 1]
+    counts = _counters(L)
+    Px = work[:d]
+    v = work[2 * d : 3 * d]
+    work = work[d : 2 * d]  # the pass accumulates P_new x_next here, then swaps with Px
+    p0 = hyper[P0]
+    period = codes[PERIOD]
+    keep_prior = codes[KEEP_PRIOR] != 0
+    skip = codes[SKIP] != 0
     fresh = False  # does Px already hold P @ X[t]?
     # min diag(P) when the last pass gathered it (-1: unknown). Then
     # max|Px_i|^2 c <= pmin proves the diagonal check without its pass.

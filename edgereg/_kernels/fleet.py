@@ -11,28 +11,26 @@ from numba import prange
 
 from .._jit import compiled, recompile_with
 from . import dfop as _dfop_kernels
-from .dfop import _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
+from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
 parallel_kernel = compiled(parallel=True)
 
 
 @parallel_kernel
-def _fleet_learn_many(
-    X, Y, mu, W, P, PX, WORK, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
-):
+def _fleet_learn_many(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     """Model k learns block (X[k], Y[k]) with ``dfop._dfop_learn_many``; prange over k.
 
-    ``STATUS[k]`` receives that kernel's return value: -1 when model k handled
-    every row, else its first invalid row (models are independent: the others
-    carry on). Returns the number of models that stopped on an invalid row.
+    Model k's blocks are PW[k], L[k], WORK[k] (DFOP's, stacked); hyper and
+    codes are shared. ``STATUS[k]`` receives that kernel's return value: -1
+    when model k handled every row, else its first invalid row (models are
+    independent: the others carry on). Returns the number of models that
+    stopped on an invalid row.
     """
     K = X.shape[0]
+    mu = hyper[MU : MU + 1]
     for k in prange(K):
-        STATUS[k] = _dfop_learn_many(
-            X[k], Y[k], mu, 0, W[k], P[k], PX[k], WORK[k], V[k], COUNTS[k], FORGOTTEN[k],
-            p0, period, keep_prior, skip, OUT[k],
-        )
+        STATUS[k] = _dfop_learn_many(X[k], Y[k], mu, OUT[k], PW[k], L[k], WORK[k], hyper, codes)
     bad = 0
     for k in range(K):
         if STATUS[k] >= 0:
@@ -41,9 +39,7 @@ def _fleet_learn_many(
 
 
 @parallel_kernel
-def _fleet_learn_one(
-    X, Y, mu, W, P, PX, V, COUNTS, FORGOTTEN, p0, period, keep_prior, skip, OUT, STATUS
-):
+def _fleet_learn_one(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     """Model k learns the one sample (X[k], Y[k]) with ``dfop._dfop_learn_one``.
 
     ``STATUS[k]`` is that kernel's status (0 OK, 1 invalid: model k untouched
@@ -51,10 +47,7 @@ def _fleet_learn_one(
     """
     K = X.shape[0]
     for k in prange(K):
-        yhat, status = _dfop_learn_one(
-            X[k], Y[k], mu, W[k], P[k], PX[k], V[k], COUNTS[k], FORGOTTEN[k],
-            p0, period, keep_prior, skip,
-        )
+        yhat, status = _dfop_learn_one(X[k], Y[k], PW[k], L[k], WORK[k], hyper, codes)
         OUT[k] = yhat
         STATUS[k] = status
     bad = 0

@@ -174,64 +174,60 @@ def _correlate(r, kind, seed_key, scale, M_T, col, hbuf, corr, norms):
 # (step, counters and prior refresh): the per-sample ``_dfop_learn_one`` for
 # one row, the fused block kernel ``_dfop_learn_many`` for a chunk of rows
 # projected into ``psi_block``. So a SparseDFOP step is by construction a DFOP
-# step on M x. ``dfop_args`` below is
-# (mu, w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip).
+# step on M x. The arguments: the input (x, y; or X, Y, MU, out), then
+# ``projection`` = (kind, seed_key, scale, M_T, psi or psi_block, col, hbuf),
+# the projection's description and scratch as one tuple, then DFOP's blocks
+# PW, L, work, hyper, codes (``_kernels/dfop.py``'s header). A CSR block is the
+# tuple (indptr, indices, data).
 @kernel
-def _sparse_learn_one_dense(
-    x, y, mu, kind, seed_key, scale, M_T, psi, col, hbuf,
-    w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip,
-):
+def _sparse_learn_one_dense(x, y, projection, PW, L, work, hyper, codes):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     _project_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf)
-    return _dfop_learn_one(psi, y, mu, w, P, Px, v, counts, forgotten, p0, period,
-                           keep_prior, skip)
+    return _dfop_learn_one(psi, y, PW, L, work, hyper, codes)
 
 
 @kernel
-def _sparse_learn_one_sparse(
-    indices, values, y, mu, kind, seed_key, scale, M_T, psi, col, hbuf,
-    w, P, Px, v, counts, forgotten, p0, period, keep_prior, skip,
-):
+def _sparse_learn_one_sparse(indices, values, y, projection, PW, L, work, hyper, codes):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     _project_sparse(indices, values, 0, indices.shape[0], kind, seed_key, scale, M_T, psi, col,
                     hbuf)
-    return _dfop_learn_one(psi, y, mu, w, P, Px, v, counts, forgotten, p0, period,
-                           keep_prior, skip)
+    return _dfop_learn_one(psi, y, PW, L, work, hyper, codes)
 
 
 @kernel
-def _sparse_learn_many_dense(
-    X, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi_block, col, hbuf,
-    w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out,
-):
-    """Learn a dense block; returns -1, or the first invalid row (``skip`` False).
+def _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes):
+    """DFOP's fused block kernel on the m rows projected into psi_block (block rows start..)."""
+    mu = MU[start : start + m] if MU.shape[0] > 1 else MU
+    bad = _dfop_learn_many(psi_block[:m], Y[start : start + m], mu, out[start : start + m],
+                           PW, L, work, hyper, codes)
+    return bad if bad < 0 else start + bad
+
+
+@kernel
+def _sparse_learn_many_dense(X, Y, MU, out, projection, PW, L, work, hyper, codes):
+    """Learn a dense block; returns -1, or the first invalid row (skip off).
 
     Chunks of ``psi_block.shape[0]`` rows are projected into ``psi_block`` and
     learnt by DFOP's fused block kernel (bit-identical to its per-row kernel).
     """
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
     n = X.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
         for t in range(m):
             _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col, hbuf)
-        bad = _dfop_learn_many(
-            psi_block[:m], Y[start : start + m], mu[start * mu_stride :], mu_stride, w, P, Px,
-            work, v, counts, forgotten, p0, period, keep_prior, skip, out[start : start + m],
-        )
+        bad = _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes)
         if bad >= 0:
-            return start + bad
+            return bad
     return -1
 
 
 @kernel
-def _sparse_learn_many_csr(
-    indptr, indices, data, Y, mu, mu_stride, kind, seed_key, scale, M_T, psi_block, col, hbuf,
-    w, P, Px, work, v, counts, forgotten, p0, period, keep_prior, skip, out,
-):
-    """Learn a CSR block; returns -1, or the first invalid row (``skip`` False).
-
-    As ``_sparse_learn_many_dense``: chunks projected into ``psi_block``, then
-    DFOP's fused block kernel.
-    """
+def _sparse_learn_many_csr(csr, Y, MU, out, projection, PW, L, work, hyper, codes):
+    """Learn a CSR block (indptr, indices, data); as ``_sparse_learn_many_dense``."""
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
     n = Y.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
@@ -240,38 +236,39 @@ def _sparse_learn_many_csr(
             r = start + t
             _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
                             psi_block[t], col, hbuf)
-        bad = _dfop_learn_many(
-            psi_block[:m], Y[start : start + m], mu[start * mu_stride :], mu_stride, w, P, Px,
-            work, v, counts, forgotten, p0, period, keep_prior, skip, out[start : start + m],
-        )
+        bad = _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes)
         if bad >= 0:
-            return start + bad
+            return bad
     return -1
 
 
 @kernel
-def _sparse_predict_one_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf, w):
+def _sparse_predict_one_dense(x, projection, w):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     _project_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf)
     return _dfop_predict_one(psi, w)
 
 
 @kernel
-def _sparse_predict_one_sparse(indices, values, kind, seed_key, scale, M_T, psi, col, hbuf, w):
+def _sparse_predict_one_sparse(indices, values, projection, w):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     _project_sparse(indices, values, 0, indices.shape[0], kind, seed_key, scale, M_T, psi, col,
                     hbuf)
     return _dfop_predict_one(psi, w)
 
 
 @kernel
-def _sparse_predict_many_dense(X, kind, seed_key, scale, M_T, psi, col, hbuf, w, out):
+def _sparse_predict_many_dense(X, projection, w, out):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     for t in range(X.shape[0]):
         _project_dense(X[t], kind, seed_key, scale, M_T, psi, col, hbuf)
         out[t] = _dfop_predict_one(psi, w)
 
 
 @kernel
-def _sparse_predict_many_csr(indptr, indices, data, kind, seed_key, scale, M_T, psi, col, hbuf,
-                             w, out):
+def _sparse_predict_many_csr(csr, projection, w, out):
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
     for t in range(out.shape[0]):
         _project_sparse(indices, data, indptr[t], indptr[t + 1], kind, seed_key, scale, M_T,
                         psi, col, hbuf)
