@@ -35,6 +35,15 @@ def compiled(**options):
     return decorate
 
 
+def python_function(function):
+    """The plain Python function of a kernel (itself with ``NUMBA_DISABLE_JIT=1``).
+
+    For the layout helpers the classes share with their kernels: called from
+    Python they make NumPy views whose ``base`` is the block.
+    """
+    return getattr(function, "py_func", function)
+
+
 #: The decorator of every kernel (see the module docstring).
 kernel = compiled()
 

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel
+from ._jit import python_function
 from ._kernels.mores import (
     OK,
     _lin_learn_many,
@@ -37,6 +38,10 @@ from ._kernels.mores import (
     _mo_predict_one,
     _mores_learn_many,
     _mores_learn_one,
+    _mores_scratch,
+    _mores_views,
+    mores_learnt_size,
+    mores_scratch_size,
 )
 from ._validate import as_row, as_scalar, check_float, check_int
 
@@ -52,7 +57,8 @@ class MORESState(NamedTuple):
     """What a MORES model has learnt (D = d + fit_intercept inputs, m outputs).
 
     ``D^2 + 2 D m + 5 m^2`` values of the dtype plus the counters; its
-    workspace (``MORESWork``) adds ``2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m``.
+    workspace (``MORESWork``) adds ``2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m``
+    and the kernels' constants (56 bytes).
     """
 
     W: np.ndarray  # (D, m) coefficients, last row the intercept when fitted
@@ -67,7 +73,9 @@ class MORESState(NamedTuple):
 
 
 class MORESWork(NamedTuple):
-    """MORES' scratch: the sub-steps' buffers and the copy that undoes a non-finite step."""
+    """MORES' workspace: the sub-steps' buffers and the copy that undoes a
+    non-finite step (views of one scratch block of the dtype, ``scratch``),
+    and the kernels' constants."""
 
     x: np.ndarray  # (D,) the sample with its constant-1 input
     DD: np.ndarray  # (D, D) Householder vectors of the tridiagonalisation of M
@@ -76,6 +84,8 @@ class MORESWork(NamedTuple):
     mm: np.ndarray  # (7, m, m) K; K^T S K, Omega G; V; G; S K, C S G, E; L; L^-1
     m: np.ndarray  # (2, m) eigenvalues s of K^T S K; C s and scratch
     undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
+    hyper: np.ndarray  # float64 (5,): C, decay, gamma, tau, tol (_kernels/mores.py's _H_*)
+    codes: np.ndarray  # int64 (2,): fit_intercept, skip (_C_*)
 
 
 class SOMORState(NamedTuple):
@@ -86,14 +96,15 @@ class SOMORState(NamedTuple):
 
 
 class SOMORWork(NamedTuple):
-    """SOMOR's / PA's scratch (``D + m`` values) and a cached bound (16 bytes)."""
+    """SOMOR's / PA's workspace: scratch (``D + m`` values), a cached bound (16
+    bytes) and the kernels' constants."""
 
-    x: np.ndarray  # (D,) the sample with its constant-1 input
-    m: np.ndarray  # (m,) residual
+    scratch: np.ndarray  # (D + m,) the sample with its constant-1 input, then the residual
     # float64 (2,): a bound of ||W||_F and the updates since it was exact; a
     # cache of speed only (NaN = unknown: recomputed, as after a load).
     bound: np.ndarray
-
+    hyper: np.ndarray  # float64 (2,): C, epsilon
+    codes: np.ndarray  # int64 (3,): fit_intercept, skip, kind
 
 
 # ---------------------------------------------------------------------- models
@@ -247,7 +258,8 @@ class MORES(_MultiOutput):
     Notes
     -----
     Fixed memory, with D = d + fit_intercept: 3 D^2 + 6 D m + 17 m^2 + 5 D + 2 m
-    values of ``dtype`` plus 16 bytes (d = 21, m = 7, float64: 26.7 KB).
+    values of ``dtype`` plus 72 bytes (the counters, the kernels' 7 constants;
+    d = 21, m = 7, float64: 26.7 KB).
     Cost per sample O(D^3 + D^2 m + m^3): one Householder tridiagonalisation
     of M_t (about D^3 multiply-adds), its reflectors applied twice to a D x m
     matrix (2 D^2 m), and two m x m Jacobi eigenproblems.
@@ -291,37 +303,21 @@ class MORES(_MultiOutput):
 
     def _allocate(self) -> tuple[MORESState, MORESWork]:
         D, m, dt = self._D, self._m, self.dtype
-        eye_m = np.eye(m, dtype=dt)
-        state = MORESState(
-            W=np.zeros((D, m), dtype=dt),
-            Omega=eye_m.copy(),
-            Omega_inv=eye_m.copy(),
-            S=eye_m.copy(),
-            S_inv=eye_m.copy(),
-            M=np.zeros((D, D), dtype=dt),
-            N=np.zeros((D, m), dtype=dt),
-            Q=np.zeros((m, m), dtype=dt),
-            counts=np.zeros(2, dtype=np.int64),
-        )
-        work = MORESWork(
-            x=np.zeros(D, dtype=dt),
-            DD=np.zeros((D, D), dtype=dt),
-            D=np.zeros((4, D), dtype=dt),
-            Dm=np.zeros((3, D, m), dtype=dt),
-            mm=np.zeros((7, m, m), dtype=dt),
-            m=np.zeros((2, m), dtype=dt),
-            undo=np.zeros(D * D + D * m + 5 * m * m, dtype=dt),
-        )
+        A = np.zeros(mores_learnt_size(D, m), dtype=dt)
+        W, Om, Om_inv, S, S_inv, M, N, Q = python_function(_mores_views)(A, D, m)
+        for eye in (Om, Om_inv, S, S_inv):
+            eye[np.diag_indices(m)] = 1.0
+        state = MORESState(W, Om, Om_inv, S, S_inv, M, N, Q, np.zeros(2, dtype=np.int64))
+        scratch = np.zeros(mores_scratch_size(D, m), dtype=dt)
+        hyper = np.array([self.C, self.decay, self.gamma, self.tau, self._tol])
+        codes = np.array([self.fit_intercept, self._skip], dtype=np.int64)
+        work = MORESWork(*python_function(_mores_scratch)(scratch, D, m), hyper=hyper, codes=codes)
         return state, work
 
     def _bind_state(self) -> None:
         s, w = self._state, self._work
-        self._args = (
-            s.W, s.Omega, s.Omega_inv, s.S, s.S_inv, s.M, s.N, s.Q,
-            s.counts, self.C, self.decay, self.gamma, self.tau, self._tol,
-            w.x, w.DD, w.D, w.Dm, w.mm, w.m, w.undo,
-            self._skip,
-        )
+        # The blocks the kernels take: A (every learnt matrix), counts, the scratch.
+        self._blocks = (s.W.base, s.counts, w.x.base, w.hyper, w.codes)
 
     @property
     def output_structure_(self) -> np.ndarray:
@@ -354,13 +350,13 @@ class MORES(_MultiOutput):
         xr = self._row(x)
         yr = self._target(y)
         out = np.empty(self._m, dtype=np.float64)
-        status = _mores_learn_one(xr, yr, self.fit_intercept, *self._args, out)
+        status = _mores_learn_one(xr, yr, out, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return out
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return _mores_learn_many(X, Y, self.fit_intercept, *self._args, out)
+        return _mores_learn_many(X, Y, out, *self._blocks)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
@@ -382,21 +378,22 @@ class _LinearMultiOutput(_MultiOutput):
         D, m, dt = self._D, self._m, self.dtype
         state = SOMORState(W=np.zeros((D, m), dtype=dt), counts=np.zeros(2, dtype=np.int64))
         work = SOMORWork(
-            x=np.zeros(D, dtype=dt), m=np.zeros(m, dtype=dt), bound=np.array([np.nan, 0.0])
+            scratch=np.zeros(D + m, dtype=dt),
+            bound=np.array([np.nan, 0.0]),
+            hyper=np.array([self._C, self.epsilon]),
+            codes=np.array([self.fit_intercept, self._skip, self._kind], dtype=np.int64),
         )
         return state, work
 
     def _bind_state(self) -> None:
         s, w = self._state, self._work
-        self._args = (
-            s.W, self._kind, self._C, self.epsilon, s.counts, w.x, w.m, w.bound, self._skip,
-        )
+        self._blocks = (s.W, s.counts, w.scratch, w.bound, w.hyper, w.codes)
 
     def _learn_vector(self, x: Any, y: Any) -> np.ndarray:
         xr = self._row(x)
         yr = self._target(y)
         out = np.empty(self._m, dtype=np.float64)
-        status = _lin_learn_one(xr, yr, self.fit_intercept, *self._args, out)
+        status = _lin_learn_one(xr, yr, out, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return out
@@ -412,7 +409,7 @@ class _LinearMultiOutput(_MultiOutput):
         return self._learn_vector(x, y)
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return _lin_learn_many(X, Y, self.fit_intercept, *self._args, out)
+        return _lin_learn_many(X, Y, out, *self._blocks)
 
 
 class SOMOR(_LinearMultiOutput):
@@ -441,7 +438,8 @@ class SOMOR(_LinearMultiOutput):
 
     Notes
     -----
-    Fixed memory: D m + D + m values of ``dtype`` plus 16 bytes, D = d + fit_intercept.
+    Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
+    bound, the kernels' 5 constants), D = d + fit_intercept.
     """
 
     _kind = 0
@@ -507,7 +505,8 @@ class PARegressor(_LinearMultiOutput):
 
     Notes
     -----
-    Fixed memory: D m + D + m values of ``dtype`` plus 16 bytes, D = d + fit_intercept.
+    Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
+    bound, the kernels' 5 constants), D = d + fit_intercept.
     """
 
     def __init__(

@@ -49,8 +49,9 @@ def _random_state_step(seed, d=5, m=3, C=2.0, mu=0.9, gamma=0.7, tau=3.0, dirty=
     st_.S[...], st_.S_inv[...] = S0, np.linalg.inv(S0)
     st_.Omega[...], st_.Omega_inv[...] = Om0, np.linalg.inv(Om0)
     if dirty:
-        for v in model._work:
-            v[...] = rng.normal(size=v.shape) * 1e3
+        for name, v in model._work._asdict().items():
+            if name not in ("hyper", "codes"):  # scratch, not the constants
+                v[...] = rng.normal(size=v.shape) * 1e3
     st_.counts[0] = 10
     before = {k: np.array(v, copy=True) for k, v in st_._asdict().items()}
     x, y = rng.normal(size=d), rng.normal(size=m)
@@ -227,14 +228,25 @@ def test_w_step_with_a_rank_deficient_and_a_diagonal_M():
 @pytest.mark.parametrize(("d", "m", "fit_intercept"), [(3, 2, True), (21, 7, True), (1, 1, False)])
 def test_state_size_matches_the_documented_memory(d, m, fit_intercept):
     """Docstrings: the learnt state D^2 + 2 D m + 5 m^2 values plus 16 bytes of
-    counters, the workspace 2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m values."""
+    counters, the workspace 2 D^2 + 4 D m + 12 m^2 + 5 D + 2 m values plus the
+    kernels' constants (5 float64 hyper-parameters, 2 int64 codes: 56 bytes)."""
     model = MORES(d, m, fit_intercept=fit_intercept)
     D = d + fit_intercept
     assert sum(v.nbytes for v in model.state) == 8 * (D * D + 2 * D * m + 5 * m * m) + 16
     nbytes = model.nbytes()
-    assert nbytes == 8 * (3 * D * D + 6 * D * m + 17 * m * m + 5 * D + 2 * m) + 16
+    assert nbytes == 8 * (3 * D * D + 6 * D * m + 17 * m * m + 5 * D + 2 * m) + 16 + 56
     if (d, m) == (21, 7):
         assert round(nbytes / 1000, 1) == 26.7
+
+
+@pytest.mark.parametrize("cls", [SOMOR, PARegressor])
+@pytest.mark.parametrize(("d", "m", "fit_intercept"), [(10, 3, True), (1, 1, False)])
+def test_linear_models_memory_matches_the_documented_figure(cls, d, m, fit_intercept):
+    """Docstrings: D m + D + m values plus 72 bytes (counters 16, bound 16, constants 40)."""
+    D = d + fit_intercept
+    for dtype, size in (("float64", 8), ("float32", 4)):
+        model = cls(d, m, fit_intercept=fit_intercept, dtype=dtype)
+        assert model.nbytes() == size * (D * m + D + m) + 72
 
 
 def _mores_synthetic(n=500, seed=0):

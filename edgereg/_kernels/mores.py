@@ -42,6 +42,67 @@ _PSD_MARGIN = 100.0
 #: exact arithmetic, so a pivot below this can only come from rounding.
 _PIVOT_FLOOR = 1e-12
 
+# ------------------------------------------------------------- the blocks
+# MORES' kernels take (inputs, A, counts, work, hyper, codes): A is the learnt
+# block of the dtype (W, Omega, Omega^-1, S, S^-1, M, N, Q, flat, in this
+# order: ``_mores_views``), counts int64 (learnt, skipped), work the scratch
+# block of the dtype (``_mores_scratch``). SOMOR's and PA's take (inputs, W,
+# counts, work, bound, hyper, codes), work = [x, r] of the dtype and bound
+# their float64 cache of ||W||_F. Index names of hyper and codes:
+_H_C, _H_DECAY, _H_GAMMA, _H_TAU, _H_TOL = range(5)  # MORES
+_H_EPSILON = 1  # SOMOR, PA: hyper = (C, epsilon)
+_C_INTERCEPT, _C_SKIP, _C_KIND = range(3)  # kind: SOMOR 0, PA-I 1, PA-II 2
+
+
+@kernel
+def _mores_views(A, D, m):
+    """W, Omega, Omega^-1, S, S^-1, M, N, Q: views of MORES' learnt block A."""
+    Dm = D * m
+    mm = m * m
+    W = A[:Dm].reshape((D, m))
+    o = Dm
+    Om = A[o : o + mm].reshape((m, m))
+    Om_inv = A[o + mm : o + 2 * mm].reshape((m, m))
+    S = A[o + 2 * mm : o + 3 * mm].reshape((m, m))
+    S_inv = A[o + 3 * mm : o + 4 * mm].reshape((m, m))
+    o += 4 * mm
+    M = A[o : o + D * D].reshape((D, D))
+    o += D * D
+    N = A[o : o + Dm].reshape((D, m))
+    Q = A[o + Dm : o + Dm + mm].reshape((m, m))
+    return W, Om, Om_inv, S, S_inv, M, N, Q
+
+
+def mores_learnt_size(D, m):
+    """Length of MORES' learnt block: D m + 4 m^2 + D^2 + D m + m^2."""
+    return 2 * D * m + 5 * m * m + D * D
+
+
+@kernel
+def _mores_scratch(work, D, m):
+    """x, DD, D4, Dm, mm, m2, undo: views of MORES' scratch block (``MORESWork``)."""
+    Dm = D * m
+    mm = m * m
+    x = work[:D]
+    o = D
+    DD = work[o : o + D * D].reshape((D, D))
+    o += D * D
+    D4 = work[o : o + 4 * D].reshape((4, D))
+    o += 4 * D
+    W3 = work[o : o + 3 * Dm].reshape((3, D, m))
+    o += 3 * Dm
+    M7 = work[o : o + 7 * mm].reshape((7, m, m))
+    o += 7 * mm
+    m2 = work[o : o + 2 * m].reshape((2, m))
+    o += 2 * m
+    undo = work[o : o + D * D + Dm + 5 * mm]
+    return x, DD, D4, W3, M7, m2, undo
+
+
+def mores_scratch_size(D, m):
+    """Length of MORES' scratch block."""
+    return D + D * D + 4 * D + 3 * D * m + 7 * m * m + 2 * m + (D * D + D * m + 5 * m * m)
+
 
 # --------------------------------------------------------------------- shared
 @kernel
@@ -439,21 +500,47 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
 
 
 @kernel
-def _mores_learn_many(
-    X, Y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
-    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
-    skip, out,
-):
+def _mores_learn_one(x, y, out, A, counts, work, hyper, codes):
+    """One MORES step on (x, y); ``out`` receives the prequential prediction. Returns the status."""
+    intercept = codes[_C_INTERCEPT] != 0
+    D = x.shape[0] + int(intercept)
+    m = y.shape[0]
+    W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
+    wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
+    status = _mores_step(
+        x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+        hyper[_H_C], hyper[_H_DECAY], hyper[_H_GAMMA], hyper[_H_TAU], hyper[_H_TOL],
+        wx, wDD, wD, wDm, wmm, wm, undo, out,
+    )
+    if status == OK:
+        counts[0] += 1
+    elif codes[_C_SKIP] != 0:
+        counts[1] += 1
+    return status
+
+
+@kernel
+def _mores_learn_many(X, Y, out, A, counts, work, hyper, codes):
     """Learn a block; ``out[t]`` = prequential prediction of row t.
 
-    Returns -1, or the index of the first invalid row when ``skip`` is False
-    (rows before it learnt, it and the rows after it untouched).
+    Returns -1, or the index of the first invalid row when ``codes[_C_SKIP]``
+    is 0 (rows before it learnt, it and the rows after it untouched).
     """
+    intercept = codes[_C_INTERCEPT] != 0
+    skip = codes[_C_SKIP] != 0
+    D = X.shape[1] + int(intercept)
+    m = Y.shape[1]
+    W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
+    wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
+    C = hyper[_H_C]
+    mu = hyper[_H_DECAY]
+    gamma = hyper[_H_GAMMA]
+    tau = hyper[_H_TAU]
+    tol = hyper[_H_TOL]
     for t in range(X.shape[0]):
         status = _mores_step(
             X[t], Y[t], intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
-            C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
-            out[t],
+            C, mu, gamma, tau, tol, wx, wDD, wD, wDm, wmm, wm, undo, out[t],
         )
         if status == OK:
             counts[0] += 1
@@ -462,23 +549,6 @@ def _mores_learn_many(
         else:
             return t
     return -1
-
-
-@kernel
-def _mores_learn_one(
-    x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q, counts,
-    C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo,
-    skip, out,
-):
-    status = _mores_step(
-        x, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
-        C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, work_undo, out,
-    )
-    if status == OK:
-        counts[0] += 1
-    elif skip:
-        counts[1] += 1
-    return status
 
 
 # ---------------------------------------------------------- SOMOR and PA-I/II
@@ -563,12 +633,12 @@ def _pa_step(xin, y, intercept, W, variant, C, eps, x, r, yhat, bound):
 
 
 @kernel
-def _lin_learn_one(x, y, intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
-                   out):
+def _lin_step(x, y, intercept, W, kind, C, eps, counts, wx, wr, bound, skip, out):
+    """One SOMOR (kind 0) or PA-I/II (kind 1, 2) step, counted; returns the status."""
     if kind == 0:
-        status = _somor_step(x, y, intercept, W, eps, work_x, work_m, out, work_bound)
+        status = _somor_step(x, y, intercept, W, eps, wx, wr, out, bound)
     else:
-        status = _pa_step(x, y, intercept, W, kind, C, eps, work_x, work_m, out, work_bound)
+        status = _pa_step(x, y, intercept, W, kind, C, eps, wx, wr, out, bound)
     if status == OK:
         counts[0] += 1
     elif skip:
@@ -577,14 +647,29 @@ def _lin_learn_one(x, y, intercept, W, kind, C, eps, counts, work_x, work_m, wor
 
 
 @kernel
-def _lin_learn_many(X, Y, intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
-                    out):
+def _lin_learn_one(x, y, out, W, counts, work, bound, hyper, codes):
+    """One SOMOR / PA step on (x, y); ``out`` receives the prequential prediction."""
+    D = W.shape[0]
+    return _lin_step(
+        x, y, codes[_C_INTERCEPT] != 0, W, codes[_C_KIND], hyper[_H_C], hyper[_H_EPSILON],
+        counts, work[:D], work[D:], bound, codes[_C_SKIP] != 0, out,
+    )
+
+
+@kernel
+def _lin_learn_many(X, Y, out, W, counts, work, bound, hyper, codes):
     """Block kernel of SOMOR (kind 0), PA-I (kind 1) and PA-II (kind 2)."""
+    D = W.shape[0]
+    intercept = codes[_C_INTERCEPT] != 0
+    kind = codes[_C_KIND]
+    skip = codes[_C_SKIP] != 0
+    C = hyper[_H_C]
+    eps = hyper[_H_EPSILON]
+    wx = work[:D]
+    wr = work[D:]
     for t in range(X.shape[0]):
-        status = _lin_learn_one(
-            X[t], Y[t], intercept, W, kind, C, eps, counts, work_x, work_m, work_bound, skip,
-            out[t]
-        )
+        status = _lin_step(X[t], Y[t], intercept, W, kind, C, eps, counts, wx, wr, bound, skip,
+                           out[t])
         if status != OK and not skip:
             return t
     return -1
