@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, recompile_with
+from .._jit import inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
 from . import hashing as _hashing_kernels
 from .dfop import _dfop_learn_many, _dfop_learn_one, _dfop_predict_one
@@ -194,7 +194,7 @@ def _sparse_learn_one_sparse(indices, values, y, projection, PW, L, work, hyper,
     return _dfop_learn_one(psi, y, PW, L, work, hyper, codes)
 
 
-@kernel
+@inline_kernel
 def _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes):
     """DFOP's fused block kernel on the m rows projected into psi_block (block rows start..)."""
     mu = MU[start : start + m] if MU.shape[0] > 1 else MU
