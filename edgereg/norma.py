@@ -100,12 +100,13 @@ class NORMAWork(NamedTuple):
 def _allocate(
     n_features: int, budget: int, rho0: float, dtype: np.dtype
 ) -> tuple[NORMAState, NORMAWork]:
-    scalars = np.zeros(3, dtype=dtype)
+    C = np.zeros(budget + 3, dtype=dtype)  # the kernels' block: coef, then scalars
+    scalars = C[budget:]
     scalars[0] = 1.0
     scalars[2] = rho0
     state = NORMAState(
         support_vectors=np.zeros((n_features, budget), dtype=dtype),
-        coef=np.zeros(budget, dtype=dtype),
+        coef=C[:budget],
         scalars=scalars,
         counts=np.zeros(6, dtype=np.int64),
     )
@@ -209,11 +210,14 @@ class _NORMA(OnlineModel):
 
     def _bind_state(self) -> None:
         s, work = self._state, self._work
-        self._sv, self._coef, self._scalars, self._krow, self._counts = (
-            s.support_vectors, s.coef, s.scalars, work.row, s.counts
+        self._sv, self._coef, self._scalars, self._counts = (
+            s.support_vectors, s.coef, s.scalars, s.counts
         )
-        self._bits = work.exp
-        self._pow2 = work.exp.view(np.float64)  # same memory, read as floats
+        # The kernels' blocks after the input: sv, C (coef then scalars),
+        # counts, the scratch row and exp, hyper, codes.
+        self._blocks = (
+            s.support_vectors, s.coef.base, s.counts, work.row, work.exp, self._hyper, self._codes
+        )
 
     # ------------------------------------------------------------ attributes
     def _order(self) -> np.ndarray:
@@ -255,34 +259,21 @@ class _NORMA(OnlineModel):
 
     # -------------------------------------------------------------- one-step
     def _score_one(self, x: Any) -> float:
-        return _norma_predict_one(
-            self._row(x), self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
-            self._counts, self._hyper, self._codes,
-        )
+        return _norma_predict_one(self._row(x), *self._blocks)
 
     def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
         xr = self._row(x)
-        score, status = _norma_learn_one(
-            xr, y, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
-            self._counts, self._hyper, self._codes,
-        )
+        score, status = _norma_learn_one(xr, y, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, shown_y, "sample"))
         return score
 
     # ----------------------------------------------------------------- block
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        stride = 0 if Y is _NO_TARGET else 1
-        return _norma_learn_many(
-            X, Y, stride, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
-            self._counts, self._hyper, self._codes, out,
-        )
+        return _norma_learn_many(X, Y, out, *self._blocks)
 
     def _predict_block(self, X, out):  # type: ignore[override]
-        _norma_predict_many(
-            X, self._sv, self._coef, self._scalars, self._krow, self._bits, self._pow2,
-            self._counts, self._hyper, self._codes, out,
-        )
+        _norma_predict_many(X, out, *self._blocks)
 
     def _scores(self, X: Any) -> np.ndarray:
         return OnlineModel.predict_many(self, X)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import inline_kernel, kernel
 
 OK = 0
 INVALID = 1
@@ -281,8 +281,24 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     return score, OK
 
 
+@inline_kernel
+def _blocks(sv, C, exp):
+    """coef, scalars (views of C: tau coefficients, then s, b, rho) and the
+    exponent scratch read as int64 bits and as float64 powers of two."""
+    tau = sv.shape[1]
+    return C[:tau], C[tau : tau + 3], exp, exp.view(np.float64)
+
+
 @kernel
-def _norma_learn_one(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
+def _norma_learn_one(x, y, sv, C, counts, row, exp, hyper, codes):
+    """One step on (x, y); returns ``(score, status)``, a skipped sample counted.
+
+    Learnt: ``sv`` (d, tau) support vectors (column i = slot i), ``C`` the
+    tau coefficients then (s, b, rho), ``counts`` int64; scratch: ``row``
+    (tau, the dtype) and ``exp`` (tau, int64); hyper and codes by the _H_*
+    and _C_* names above.
+    """
+    coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     score, status = _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes)
     if status != OK and codes[_C_SKIP]:
         counts[1] += 1
@@ -290,16 +306,16 @@ def _norma_learn_one(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, co
 
 
 @kernel
-def _norma_learn_many(
-    X, Y, y_stride, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out
-):
-    """Learn a block; out[t] = prequential score of row t.
+def _norma_learn_many(X, Y, out, sv, C, counts, row, exp, hyper, codes):
+    """Learn a block; out[t] = prequential score of row t (blocks as ``_norma_learn_one``).
 
-    ``Y[t * y_stride]`` is the target of row t (stride 0 for novelty, which
-    has none). Returns -1 when every row was handled, else the index of the
-    first invalid row (only without skipping): rows before it are learnt, it
-    and the rows after it are not.
+    ``Y`` holds a target per row, or one value (novelty, which has none).
+    Returns -1 when every row was handled, else the index of the first
+    invalid row (only without skipping): rows before it are learnt, it and
+    the rows after it are not.
     """
+    coef, scalars, bits, pow2 = _blocks(sv, C, exp)
+    y_stride = 1 if Y.shape[0] == X.shape[0] else 0
     skip = codes[_C_SKIP]
     for t in range(X.shape[0]):
         score, status = _norma_step(
@@ -315,7 +331,8 @@ def _norma_learn_many(
 
 
 @kernel
-def _norma_predict_many(X, sv, coef, scalars, row, bits, pow2, counts, hyper, codes, out):
+def _norma_predict_many(X, out, sv, C, counts, row, exp, hyper, codes):
+    coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     n = counts[_N_SV]
     novelty = codes[_C_LOSS] == NOVELTY
     for t in range(X.shape[0]):
@@ -324,6 +341,7 @@ def _norma_predict_many(X, sv, coef, scalars, row, bits, pow2, counts, hyper, co
 
 
 @kernel
-def _norma_predict_one(x, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
+def _norma_predict_one(x, sv, C, counts, row, exp, hyper, codes):
+    coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[_N_SV], hyper, codes)
     return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
