@@ -23,16 +23,23 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
+from ._jit import python_function
 from ._kernels.selective import (
     _C_DELTA,
+    _C_DETECT,
     _C_KAPPA,
+    _C_NORMALIZE,
+    _C_REBUILD_EVERY,
+    _C_SKIP,
     _C_T0,
     _C_T1,
+    _C_WINDOW0,
     _DEMO,
+    _H_DELTA,
+    _H_KAPPA,
     _HEAD,
-    _N_CACHE,
-    _N_COUNTS,
-    _N_SCREEN,
+    _N_CODES,
+    _N_HYPER,
     _QUERIES,
     _REBUILDS,
     _S_DELTA,
@@ -45,12 +52,11 @@ from ._kernels.selective import (
     _SWITCHES,
     NO_LABEL,
     OK,
-    SWITCH_RECORD,
-    _assess_one,
-    _commit,
-    _learn_one,
+    _selective_views,
+    selective_sizes,
 )
 from ._kernels.selective_block import _run_many_learn, _run_many_process
+from ._kernels.selective_one import _assess_one, _commit, _learn_one
 from ._validate import check_float, check_int, label_sign
 from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _dfop_predict_many,
@@ -76,7 +82,8 @@ class SelectiveState(NamedTuple):
 
 
 class SelectiveWork(NamedTuple):
-    """SelectiveSampler's scratch, and two caches of bounds that only save work.
+    """SelectiveSampler's scratch, two caches of bounds that only save work,
+    and the kernels' constants.
 
     The caches carry over between calls but decide nothing (a stale or fresh
     entry only means a pow or log is evaluated): their fresh values hold for
@@ -90,44 +97,40 @@ class SelectiveWork(NamedTuple):
     hx: np.ndarray  # float64 (d,) V^T x (zero when not detecting)
     cache: np.ndarray  # float64 (8,): the _C_* bounds of the query threshold
     screen: np.ndarray  # float64 (8,): the _S_* bounds of the switch screen
+    hyper: np.ndarray  # float64 (2,): kappa, delta (_kernels/selective.py's _H_*)
+    codes: np.ndarray  # int64 (5,): normalize, detect, window0, rebuild_every, skip (_C_*)
 
 
-
-def _allocate(
-    n_features: int, window_max: int, dtype: np.dtype
-) -> tuple[SelectiveState, SelectiveWork]:
-    d = n_features
-    cache = np.zeros(_N_CACHE, dtype=np.float64)
+def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
+    """State and workspace as views of the kernels' blocks A, N, Z, F
+    (``_kernels/selective.py``'s ``_selective_views``)."""
+    d, dtype = model.n_features, model.dtype
+    nA, nN, nZ, nF = selective_sizes(d, model.window_max)
+    A = np.zeros(nA, dtype=dtype)
+    N = np.zeros(nN, dtype=np.int64)
+    Z = np.zeros(nZ, dtype=dtype)
+    F = np.zeros(nF, dtype=np.float64)
+    (w, P, demo_w, demo_factor, window_X, window_y, switches, counts, x, x_next, px, acc, hx,
+     cache, screen) = python_function(_selective_views)(A, N, Z, F, d)
+    P[np.diag_indices(d)] = 1.0
+    demo_factor[np.diag_indices(d)] = 1.0
+    switches[:] = -1
     cache[_C_KAPPA] = cache[_C_DELTA] = np.nan  # stale: filled on first use
     cache[_C_T0] = cache[_C_T1] = -1.0
-    screen = np.zeros(_N_SCREEN, dtype=np.float64)
     screen[_S_MU] = 0.0
     screen[_S_HI] = 1e300
     screen[_S_TC] = np.inf  # stale: filled on first use
     screen[_S_DELTA] = np.nan
     screen[_S_EPS] = np.finfo(dtype).eps
-    state = SelectiveState(
-        w=np.zeros(d, dtype=dtype),
-        P=np.eye(d, dtype=dtype),
-        demo_w=np.zeros(d, dtype=dtype),
-        demo_factor=np.eye(d, dtype=dtype),
-        window_X=np.zeros((window_max, d), dtype=dtype),
-        window_y=np.zeros(window_max, dtype=dtype),
-        switches=np.full(SWITCH_RECORD, -1, dtype=np.int64),
-        counts=np.zeros(_N_COUNTS, dtype=np.int64),
-    )
-    work = SelectiveWork(
-        x=np.zeros(d, dtype=dtype),
-        next=np.zeros(d, dtype=dtype),
-        px=np.zeros(d, dtype=np.float64),
-        acc=np.zeros(d, dtype=np.float64),
-        hx=np.zeros(d, dtype=np.float64),
-        cache=cache,
-        screen=screen,
-    )
+    hyper = np.zeros(_N_HYPER)
+    hyper[_H_KAPPA], hyper[_H_DELTA] = model.kappa, model.delta
+    codes = np.zeros(_N_CODES, dtype=np.int64)
+    codes[_C_NORMALIZE], codes[_C_DETECT] = model.normalize, model.detect_switch
+    codes[_C_WINDOW0], codes[_C_REBUILD_EVERY] = model.window0, model.rebuild_every
+    codes[_C_SKIP] = model._skip
+    state = SelectiveState(w, P, demo_w, demo_factor, window_X, window_y, switches, counts)
+    work = SelectiveWork(x, x_next, px, acc, hx, cache, screen, hyper, codes)
     return state, work
-
-
 
 
 # ---------------------------------------------------------------------- model
@@ -251,8 +254,8 @@ class SelectiveSampler(OnlineModel):
         self.rebuild_every = check_int("rebuild_every", rebuild_every)
         self.reset()
 
-    def _allocate(self) -> SelectiveState:
-        return _allocate(self.n_features, self.window_max, self.dtype)
+    def _allocate(self) -> tuple[SelectiveState, SelectiveWork]:
+        return _allocate(self)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
         """The window ring's head and size index its buffers; A^-1 is exactly symmetric, <= I."""
@@ -283,21 +286,8 @@ class SelectiveSampler(OnlineModel):
 
     def _bind_state(self) -> None:
         s, k = self._state, self._work
-        # Kernel argument tail shared by every call (plain arrays: cheaper to
-        # dispatch than the NamedTuple).
-        self._arrays = (
-            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
-            k.x, k.next, k.px, k.acc, k.hx, k.cache, k.screen,
-        )
-        # _learn_one's tail (no fusion scratch).
-        self._one_arrays = (
-            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.window_y, s.switches, s.counts,
-            k.x, k.px, k.hx, k.cache, k.screen,
-        )
-        # _assess_one's tail: w, P, h, G, window_X, counts, xn, Px, hx, cache.
-        self._assess_arrays = (
-            s.w, s.P, s.demo_w, s.demo_factor, s.window_X, s.counts, k.x, k.px, k.hx, k.cache,
-        )
+        # The kernels' blocks after the inputs: A, N, Z, F, hyper, codes.
+        self._blocks = (s.w.base, s.counts.base, k.x.base, k.px.base, k.hyper, k.codes)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -349,10 +339,7 @@ class SelectiveSampler(OnlineModel):
     def should_query(self, x: Any) -> bool:
         """The BBQ rule for x as the next round t: r_t > t^-kappa (no state change)."""
         xr = self._row(x)
-        *_, ask, status = _assess_one(
-            xr, self.normalize, self.detect_switch, self.kappa, self.window0,
-            self.rebuild_every, False, *self._assess_arrays,
-        )
+        *_, ask, status = _assess_one(xr, False, *self._blocks)
         if status != OK:
             raise ValueError(self._invalid_message(xr, 0.0, "sample"))
         return ask != NO_LABEL
@@ -370,10 +357,7 @@ class SelectiveSampler(OnlineModel):
             state is then exactly as before the call.
         """
         xr = self._row(x)
-        f, status = _learn_one(
-            xr, label_sign(y), self.normalize, self.detect_switch, self.delta, self.window0,
-            self.rebuild_every, self._skip, *self._one_arrays,
-        )
+        f, status = _learn_one(xr, label_sign(y), *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return 1.0 if f >= 0.0 else -1.0
@@ -392,21 +376,13 @@ class SelectiveSampler(OnlineModel):
             whether the oracle was called.
         """
         xr = self._row(x)
-        k = self._work
-        f, rp, g, rLp, ask, status = _assess_one(
-            xr, self.normalize, self.detect_switch, self.kappa, self.window0,
-            self.rebuild_every, False, *self._assess_arrays,
-        )
+        f, rp, g, rLp, ask, status = _assess_one(xr, False, *self._blocks)
         pred = 1.0 if f >= 0.0 else -1.0
         q = ask != NO_LABEL
         y: Any = 0.0
         if status == OK:
             y = label_oracle() if q else 0.0
-            status = _commit(
-                k.x, label_sign(y) if q else 0.0, ask, f, rp, g, rLp, self.detect_switch,
-                self.delta, self.window0, self.rebuild_every, *self._arrays[:8],
-                k.px, k.hx, k.cache, k.screen,
-            )
+            status = _commit(label_sign(y) if q else 0.0, (f, rp, g, rLp, ask), *self._blocks)
         if status != OK:
             if self._skip:
                 self._state.counts[_SKIPPED] += 1
@@ -421,10 +397,7 @@ class SelectiveSampler(OnlineModel):
     def _run(self, X: np.ndarray, Y: np.ndarray, forced: bool, out: np.ndarray,
              asked: np.ndarray) -> int:
         kern = _run_many_learn if forced else _run_many_process
-        return kern(
-            X, Y, self.normalize, self.detect_switch, self.kappa, self.delta,
-            self.window0, self.rebuild_every, self._skip, *self._arrays, out, asked,
-        )
+        return kern(X, Y, out, asked, *self._blocks)
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
         return self._run(X, Y, True, out, np.empty(X.shape[0], dtype=np.bool_))

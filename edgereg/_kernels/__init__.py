@@ -4,9 +4,13 @@
 tridiagonal solves, the symmetric mat-vec, Jacobi); each family's step and
 block kernels are in ``dfop`` (with ``guards``, the admission checks, and
 ``prior``, the bound on P), ``sparse`` (with ``hashing``, the generator of
-the projection), ``norma``, ``selective`` (with ``selective_block``),
-``mores`` and ``fleet``. A module that calls another's kernels says so with
-``_jit.recompile_with`` (numba's cache sees one file only).
+the projection), ``norma``, ``selective`` (the round's helpers and the
+blocks' layout, with ``selective_one``, the one-sample path, and
+``selective_block``), ``mores`` and ``fleet``. A module that calls another's
+kernels says so with ``_jit.recompile_with`` (numba's cache sees one file
+only). Every family's entry kernels take its blocks in one order, (inputs,
+learnt blocks, work, hyper, codes), with the index names of hyper and codes
+in the family's module: the same blocks a C caller would pass.
 
 The model classes (``edgereg/dfop.py`` and so on) validate, own the arrays
 and call these; nothing here raises from inside a loop: a kernel reports a

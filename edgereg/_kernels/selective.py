@@ -28,7 +28,6 @@ from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
 )
 from .linalg import (
     invert_upper_in_place,
-    symv_by_size,
     upper_cholesky_in_place,
 )
 
@@ -76,6 +75,49 @@ _S_MU, _S_HI, _S_C, _S_TC, _S_DELTA, _S_EPS = range(6)
 _N_SCREEN = 8
 #: Below this epoch round the threshold t^-kappa is always computed exactly.
 _BRACKET_FROM = 64
+
+# ------------------------------------------------------------- the blocks
+# SelectiveSampler's kernels take (inputs, A, N, Z, F, hyper, codes):
+#   A  learnt, the dtype: w, P (= A^-1), demo_w, demo_factor, window_X, window_y
+#   N  learnt, int64: switches (SWITCH_RECORD), then counts (_N_COUNTS)
+#   Z  scratch, the dtype: x, x_next (normalised inputs)
+#   F  float64: Px, acc, hx (scratch), then the cache and the screen (bounds
+#      that carry over between calls but decide nothing)
+# (``_selective_views``; the class makes its state and workspace from it).
+_H_KAPPA, _H_DELTA = range(2)
+_N_HYPER = 2
+_C_NORMALIZE, _C_DETECT, _C_WINDOW0, _C_REBUILD_EVERY, _C_SKIP = range(5)
+_N_CODES = 5
+
+
+@kernel
+def _selective_views(A, N, Z, F, d):
+    """The 15 arrays of the blocks, in the order of ``_run_block``'s arguments:
+    w, P, demo_w, demo_factor, window_X, window_y, switches, counts, x, x_next,
+    Px, acc, hx, cache, screen."""
+    dd = d * d
+    cap = (A.shape[0] - 2 * d - 2 * dd) // (d + 1)  # window_max
+    w = A[:d]
+    P = A[d : d + dd].reshape((d, d))
+    o = d + dd
+    hw = A[o : o + d]
+    G = A[o + d : o + d + dd].reshape((d, d))
+    o += d + dd
+    window_X = A[o : o + cap * d].reshape((cap, d))
+    window_y = A[o + cap * d : o + cap * d + cap]
+    switches = N[:SWITCH_RECORD]
+    counts = N[SWITCH_RECORD : SWITCH_RECORD + _N_COUNTS]
+    cache = F[3 * d : 3 * d + _N_CACHE]
+    screen = F[3 * d + _N_CACHE : 3 * d + _N_CACHE + _N_SCREEN]
+    return (w, P, hw, G, window_X, window_y, switches, counts, Z[:d], Z[d : 2 * d],
+            F[:d], F[d : 2 * d], F[2 * d : 3 * d], cache, screen)
+
+
+def selective_sizes(d, window_max):
+    """Lengths of the blocks A, N, Z, F."""
+    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS, 2 * d,
+            3 * d + _N_CACHE + _N_SCREEN)
+
 #: Relative margin of the bracket's bounds. States saved before the bounds
 #: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
 #: margin covers that too.
@@ -600,82 +642,6 @@ def _end_round(t, detect, L, rebuild_every, counts):
             counts[_REBUILT] = t
             counts[_REBUILDS] += 1
     return m
-
-
-@kernel
-def _assess_one(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
-                window_X, counts, xn, Px, hx, cache):
-    """Round quantities from the state before the round; writes only work arrays.
-
-    Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
-    rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
-    detecting) and ``_decide``'s ask. Status INVALID when x (or anything
-    derived) is not finite. ``_run_block`` makes the same calls in the same
-    order (inline, with the product A^-1 x fused into the previous update,
-    and r'_L computed only when ``_switch_screen`` does not decide).
-    """
-    if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
-        return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
-    symv_by_size(P, xn, Px)  # A^-1 x
-    if detect:
-        if xn.shape[0] <= _FULL_ROWS_UP_TO:
-            _demo_rows(xn, G, hx)
-        else:
-            _demo_triangle(xn, G, hx)
-    f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
-    if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
-            and np.isfinite(g) and np.isfinite(rLp)):
-        return f, rp, g, rLp, NO_LABEL, INVALID
-    t = counts[_T] + 1
-    ask = _decide(forced, detect, rp, t, kappa, _window_length(t, window0, window_X.shape[0]),
-                  rebuild_every, counts[_REBUILT], cache)
-    return f, rp, g, rLp, ask, OK
-
-
-@kernel
-def _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache, screen):
-    """Finish a round assessed by ``_assess_one``: switch test, restart, learn, rebuild.
-
-    ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
-    BBQ_LABEL (y is learnt by the estimator and goes to the window).
-    Returns the status: INVALID (a queried label that is not finite, or one
-    whose update ``_learnable`` refuses) before anything is written.
-    """
-    if ask != NO_LABEL and not np.isfinite(y):
-        return INVALID
-    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
-        return INVALID
-    t = counts[_T] + 1
-    if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
-        rp = _restart(switches, counts, w, P, xn, Px)
-        f = 0.0
-        t = 1
-    if ask == BBQ_LABEL:
-        _update(y, f, rp, w, P, Px)
-    if ask != NO_LABEL:
-        _record(xn, y, ask, detect, window_X, window_y, counts)
-    m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
-                   counts)
-    if m >= 0:
-        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
-    return OK
-
-
-@kernel
-def _learn_one(x, y, normalize, detect, delta, window0, rebuild_every, skip,
-               w, P, hw, G, window_X, window_y, switches, counts, xn, Px, hx, cache, screen):
-    """A round whose label is given (learn mode): ``_assess_one`` (forced) + ``_commit``."""
-    f, rp, g, rLp, ask, status = _assess_one(x, normalize, detect, 0.5, window0,
-                                             rebuild_every, True, w, P, hw, G, window_X,
-                                             counts, xn, Px, hx, cache)
-    if status == OK:
-        status = _commit(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache,
-                         screen)
-    if status != OK and skip:
-        counts[_SKIPPED] += 1
-    return f, status
 
 
 # Kernels here call the guards' and linalg's: recompile them when those change (see _jit).

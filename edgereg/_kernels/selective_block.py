@@ -18,7 +18,14 @@ from . import selective as _selective_kernels
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
+    _C_DETECT,
+    _C_NORMALIZE,
+    _C_REBUILD_EVERY,
+    _C_SKIP,
+    _C_WINDOW0,
     _FULL_ROWS_UP_TO,
+    _H_DELTA,
+    _H_KAPPA,
     _HEAD,
     _REBUILT,
     _SKIPPED,
@@ -36,6 +43,7 @@ from .selective import (
     _record,
     _refit,
     _restart,
+    _selective_views,
     _switch_screen,
     _switch_test,
     _update,
@@ -194,23 +202,30 @@ def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_e
 
 
 @kernel
-def _run_many_learn(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
-                    cache, screen, out, asked):
-    """learn_many's kernel: ``_run_block`` with every label given (kappa unused)."""
-    return _run_block(X, Y, True, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc,
-                      hx, cache, screen, out, asked)
+def _run_many_learn(X, Y, out, asked, A, N, Z, F, hyper, codes):
+    """learn_many's kernel: ``_run_block`` with every label given, on the
+    blocks of ``selective._selective_views``."""
+    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
+        _selective_views(A, N, Z, F, X.shape[1])
+    )
+    return _run_block(X, Y, True, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0,
+                      hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
+                      codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
+                      window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen, out,
+                      asked)
 
 
 @kernel
-def _run_many_process(X, Y, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-                      w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx,
-                      cache, screen, out, asked):
+def _run_many_process(X, Y, out, asked, A, N, Z, F, hyper, codes):
     """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
-    return _run_block(X, Y, False, normalize, detect, kappa, delta, window0, rebuild_every,
-                      skip, w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px,
-                      acc, hx, cache, screen, out, asked)
+    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
+        _selective_views(A, N, Z, F, X.shape[1])
+    )
+    return _run_block(X, Y, False, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0,
+                      hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
+                      codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
+                      window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen, out,
+                      asked)
 
 
 # Kernels here call the one-sample kernels' helpers and linalg's: recompile

@@ -1,0 +1,167 @@
+"""SelectiveSampler's one-sample kernels: a round assessed, then finished.
+
+SPEC.md section 4. ``_assess`` computes the round's quantities from the state
+before the round (prediction, r', the demo's g and r'_L, the query decision),
+``_finish`` tests for a switch, learns and rebuilds; ``process_one`` calls the
+label oracle between the two. The entry points take the blocks of
+``selective._selective_views`` (inputs, A, N, Z, F, hyper, codes); the block
+kernels are ``selective_block.py``, the round's helpers ``selective.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, recompile_with
+from . import guards as _guards_kernels
+from . import linalg as _linalg_kernels
+from . import selective as _selective_kernels
+from .linalg import symv_by_size
+from .selective import (
+    _C_DETECT,
+    _C_NORMALIZE,
+    _C_REBUILD_EVERY,
+    _C_SKIP,
+    _C_WINDOW0,
+    _FULL_ROWS_UP_TO,
+    _H_DELTA,
+    _H_KAPPA,
+    _HEAD,
+    _REBUILT,
+    _SKIPPED,
+    _T,
+    BBQ_LABEL,
+    INVALID,
+    NO_LABEL,
+    OK,
+    _decide,
+    _demo_rows,
+    _demo_triangle,
+    _end_round,
+    _learnable,
+    _prepare,
+    _products,
+    _record,
+    _refit,
+    _restart,
+    _selective_views,
+    _switch_test,
+    _update,
+    _window_length,
+)
+
+
+@kernel
+def _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
+            window_X, counts, xn, Px, hx, cache):
+    """Round quantities from the state before the round; writes only work arrays.
+
+    Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
+    rp = x^T A_{t-1}^-1 x, g = h^T x, rLp = x^T A_L^-1 x (0 when not
+    detecting) and ``_decide``'s ask. Status INVALID when x (or anything
+    derived) is not finite. ``_run_block`` makes the same calls in the same
+    order (inline, with the product A^-1 x fused into the previous update,
+    and r'_L computed only when ``_switch_screen`` does not decide).
+    """
+    if not _prepare(x.reshape((1, x.shape[0])), 0, normalize, xn):
+        return 0.0, 0.0, 0.0, 0.0, NO_LABEL, INVALID
+    symv_by_size(P, xn, Px)  # A^-1 x
+    if detect:
+        if xn.shape[0] <= _FULL_ROWS_UP_TO:
+            _demo_rows(xn, G, hx)
+        else:
+            _demo_triangle(xn, G, hx)
+    f, rp, nn, g, rLp = _products(xn, w, Px, hw, hx)
+    if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
+            and np.isfinite(g) and np.isfinite(rLp)):
+        return f, rp, g, rLp, NO_LABEL, INVALID
+    t = counts[_T] + 1
+    ask = _decide(forced, detect, rp, t, kappa, _window_length(t, window0, window_X.shape[0]),
+                  rebuild_every, counts[_REBUILT], cache)
+    return f, rp, g, rLp, ask, OK
+
+
+@kernel
+def _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache, screen):
+    """Finish a round assessed by ``_assess``: switch test, restart, learn, rebuild.
+
+    ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
+    BBQ_LABEL (y is learnt by the estimator and goes to the window).
+    Returns the status: INVALID (a queried label that is not finite, or one
+    whose update ``_learnable`` refuses) before anything is written.
+    """
+    if ask != NO_LABEL and not np.isfinite(y):
+        return INVALID
+    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
+        return INVALID
+    t = counts[_T] + 1
+    if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
+        rp = _restart(switches, counts, w, P, xn, Px)
+        f = 0.0
+        t = 1
+    if ask == BBQ_LABEL:
+        _update(y, f, rp, w, P, Px)
+    if ask != NO_LABEL:
+        _record(xn, y, ask, detect, window_X, window_y, counts)
+    m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
+                   counts)
+    if m >= 0:
+        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+    return OK
+
+
+@kernel
+def _assess_one(x, forced, A, N, Z, F, hyper, codes):
+    """``_assess`` on the blocks: ``(f, rp, g, rLp, ask, status)``; writes only scratch."""
+    d = x.shape[0]
+    w, P, hw, G, window_X, _, _, counts, xn, _, Px, _, hx, cache, _ = _selective_views(
+        A, N, Z, F, d
+    )
+    return _assess(x, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0, hyper[_H_KAPPA],
+                   codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], forced, w, P, hw, G, window_X,
+                   counts, xn, Px, hx, cache)
+
+
+@kernel
+def _commit(y, assessed, A, N, Z, F, hyper, codes):
+    """``_finish`` on the blocks, for a round assessed by ``_assess_one`` (its first
+    five results, ``(f, rp, g, rLp, ask)``); returns the status."""
+    f, rp, g, rLp, ask = assessed
+    d = Z.shape[0] // 2
+    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
+        _selective_views(A, N, Z, F, d)
+    )
+    return _finish(xn, y, ask, f, rp, g, rLp, codes[_C_DETECT] != 0, hyper[_H_DELTA],
+                   codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], w, P, hw, G, window_X, window_y,
+                   switches, counts, Px, hx, cache, screen)
+
+
+@kernel
+def _learn_one(x, y, A, N, Z, F, hyper, codes):
+    """A round whose label is given (learn mode): ``_assess`` (forced) + ``_finish``.
+
+    Returns ``(f, status)``; a skipped sample is counted.
+    """
+    d = x.shape[0]
+    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
+        _selective_views(A, N, Z, F, d)
+    )
+    detect = codes[_C_DETECT] != 0
+    window0 = codes[_C_WINDOW0]
+    rebuild_every = codes[_C_REBUILD_EVERY]
+    f, rp, g, rLp, ask, status = _assess(x, codes[_C_NORMALIZE] != 0, detect, 0.5, window0,
+                                         rebuild_every, True, w, P, hw, G, window_X,
+                                         counts, xn, Px, hx, cache)
+    if status == OK:
+        status = _finish(xn, y, ask, f, rp, g, rLp, detect, hyper[_H_DELTA], window0,
+                         rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, Px,
+                         hx, cache, screen)
+    if status != OK and codes[_C_SKIP] != 0:
+        counts[_SKIPPED] += 1
+    return f, status
+
+
+# Kernels here call selective's, the guards' and linalg's: recompile them when
+# those change (see _jit).
+recompile_with(globals(), _selective_kernels, _guards_kernels, _linalg_kernels)
