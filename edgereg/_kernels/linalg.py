@@ -514,6 +514,30 @@ def tridiagonalize(M, A, diag, off, beta, p):
     diag[n - 1] = A[n - 1, n - 1]
 
 
+@inline_kernel
+def add_rows(out, c, R, start, stop):
+    """out += sum_{i = start}^{stop - 1} c_i R_i (rows of R), two rows per inner loop.
+
+    For rows of a few entries the loop overhead outweighs the arithmetic;
+    the sums keep their row-by-row order, (out + c_i R_i) + c_{i+1} R_{i+1}.
+    """
+    m = out.shape[0]
+    i = start
+    while i + 1 < stop:
+        a = c[i]
+        b = c[i + 1]
+        Ri = R[i]
+        Rn = R[i + 1]
+        for j in range(m):
+            out[j] = out[j] + a * Ri[j] + b * Rn[j]
+        i += 2
+    if i < stop:
+        a = c[i]
+        Ri = R[i]
+        for j in range(m):
+            out[j] += a * Ri[j]
+
+
 @kernel
 def apply_reflectors(A, beta, R, t, transpose):
     """R <- Q^T R (``transpose`` True) or R <- Q R, with Q from :func:`tridiagonalize`.
@@ -533,24 +557,9 @@ def apply_reflectors(A, beta, R, t, transpose):
         if b == 0.0:
             continue
         Ak = A[k]
-        # rows two at a time (fewer short inner loops); the sums keep their
-        # sequential order: (t + v_i R_i) + v_{i+1} R_{i+1}
         for j in range(m):
             t[j] = 0.0
-        i = k + 1
-        while i + 1 < n:
-            vi = Ak[i]
-            vn = Ak[i + 1]
-            Ri = R[i]
-            Rn = R[i + 1]
-            for j in range(m):
-                t[j] = t[j] + vi * Ri[j] + vn * Rn[j]
-            i += 2
-        if i < n:
-            vi = Ak[i]
-            Ri = R[i]
-            for j in range(m):
-                t[j] += vi * Ri[j]
+        add_rows(t, Ak, R, k + 1, n)  # t = v^T R
         for j in range(m):
             t[j] *= b
         i = k + 1

@@ -113,6 +113,13 @@ def _selective_views(A, N, Z, F, d):
             F[:d], F[d : 2 * d], F[2 * d : 3 * d], cache, screen)
 
 
+@inline_kernel
+def _options(hyper, codes):
+    """(normalize, detect, kappa, delta, window0, rebuild_every, skip) of hyper and codes."""
+    return (codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0, hyper[_H_KAPPA], hyper[_H_DELTA],
+            codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0)
+
+
 def selective_sizes(d, window_max):
     """Lengths of the blocks A, N, Z, F."""
     return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS, 2 * d,

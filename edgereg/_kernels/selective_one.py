@@ -18,14 +18,7 @@ from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
 from .linalg import symv_by_size
 from .selective import (
-    _C_DETECT,
-    _C_NORMALIZE,
-    _C_REBUILD_EVERY,
-    _C_SKIP,
-    _C_WINDOW0,
     _FULL_ROWS_UP_TO,
-    _H_DELTA,
-    _H_KAPPA,
     _HEAD,
     _REBUILT,
     _SKIPPED,
@@ -39,6 +32,7 @@ from .selective import (
     _demo_triangle,
     _end_round,
     _learnable,
+    _options,
     _prepare,
     _products,
     _record,
@@ -114,13 +108,12 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
 @kernel
 def _assess_one(x, forced, A, N, Z, F, hyper, codes):
     """``_assess`` on the blocks: ``(f, rp, g, rLp, ask, status)``; writes only scratch."""
-    d = x.shape[0]
+    normalize, detect, kappa, _, window0, rebuild_every, _ = _options(hyper, codes)
     w, P, hw, G, window_X, _, _, counts, xn, _, Px, _, hx, cache, _ = _selective_views(
-        A, N, Z, F, d
+        A, N, Z, F, x.shape[0]
     )
-    return _assess(x, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0, hyper[_H_KAPPA],
-                   codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], forced, w, P, hw, G, window_X,
-                   counts, xn, Px, hx, cache)
+    return _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
+                   window_X, counts, xn, Px, hx, cache)
 
 
 @kernel
@@ -128,36 +121,33 @@ def _commit(y, assessed, A, N, Z, F, hyper, codes):
     """``_finish`` on the blocks, for a round assessed by ``_assess_one`` (its first
     five results, ``(f, rp, g, rLp, ask)``); returns the status."""
     f, rp, g, rLp, ask = assessed
-    d = Z.shape[0] // 2
+    _, detect, _, delta, window0, rebuild_every, _ = _options(hyper, codes)
     w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
-        _selective_views(A, N, Z, F, d)
+        _selective_views(A, N, Z, F, Z.shape[0] // 2)
     )
-    return _finish(xn, y, ask, f, rp, g, rLp, codes[_C_DETECT] != 0, hyper[_H_DELTA],
-                   codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], w, P, hw, G, window_X, window_y,
-                   switches, counts, Px, hx, cache, screen)
+    return _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every, w, P, hw,
+                   G, window_X, window_y, switches, counts, Px, hx, cache, screen)
 
 
 @kernel
 def _learn_one(x, y, A, N, Z, F, hyper, codes):
     """A round whose label is given (learn mode): ``_assess`` (forced) + ``_finish``.
 
-    Returns ``(f, status)``; a skipped sample is counted.
+    Returns ``(f, status)``; a skipped sample is counted. (The blocks' views
+    made once: through ``_assess_one`` and ``_commit`` they would be made
+    twice, 7% of a call at d = 10, measured.)
     """
-    d = x.shape[0]
+    normalize, detect, _, delta, window0, rebuild_every, skip = _options(hyper, codes)
     w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
-        _selective_views(A, N, Z, F, d)
+        _selective_views(A, N, Z, F, x.shape[0])
     )
-    detect = codes[_C_DETECT] != 0
-    window0 = codes[_C_WINDOW0]
-    rebuild_every = codes[_C_REBUILD_EVERY]
-    f, rp, g, rLp, ask, status = _assess(x, codes[_C_NORMALIZE] != 0, detect, 0.5, window0,
-                                         rebuild_every, True, w, P, hw, G, window_X,
-                                         counts, xn, Px, hx, cache)
+    f, rp, g, rLp, ask, status = _assess(x, normalize, detect, 0.5, window0, rebuild_every,
+                                         True, w, P, hw, G, window_X, counts, xn, Px, hx, cache)
     if status == OK:
-        status = _finish(xn, y, ask, f, rp, g, rLp, detect, hyper[_H_DELTA], window0,
-                         rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, Px,
-                         hx, cache, screen)
-    if status != OK and codes[_C_SKIP] != 0:
+        status = _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
+                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache,
+                         screen)
+    if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status
 
