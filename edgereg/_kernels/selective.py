@@ -90,7 +90,7 @@ _C_NORMALIZE, _C_DETECT, _C_WINDOW0, _C_REBUILD_EVERY, _C_SKIP = range(5)
 _N_CODES = 5
 
 
-@kernel
+@inline_kernel
 def _selective_views(A, N, Z, F, d):
     """The 15 arrays of the blocks, in the order of ``_run_block``'s arguments:
     w, P, demo_w, demo_factor, window_X, window_y, switches, counts, x, x_next,
