@@ -26,15 +26,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
-from ._jit import entry_point
+from ._jit import entry_point, python_function
 from ._kernels.dfop import (
     COUNTS,
     FORGOTTEN,
     KEEP_PRIOR,
     MU,
-    N_CODES,
-    N_HYPER,
-    N_LEARNT,
     P0,
     PERIOD,
     SKIP,
@@ -42,6 +39,8 @@ from ._kernels.dfop import (
     _dfop_learn_one_packed,
     _dfop_predict_many,
     _dfop_predict_one,
+    _packed_views,
+    packed_size,
 )
 from ._validate import (
     as_row,
@@ -115,12 +114,9 @@ def _allocate(
     # P - u u^T then subtracts an exact-enough product and rounds once,
     # instead of cancelling two float32-rounded numbers (which made P
     # indefinite on large inputs in float32).
-    a = 3 * d
-    b = a + N_LEARNT
-    c = b + N_HYPER
-    B = np.zeros(c + N_CODES, dtype=np.float64)
-    L = B[a:b]
-    work = DFOPWork(scratch=B[:a], hyper=B[b:c], codes=B[c:].view(np.int64))
+    B = np.zeros(packed_size(d), dtype=np.float64)
+    scratch, L, hyper, codes = python_function(_packed_views)(B, d)
+    work = DFOPWork(scratch=scratch, hyper=hyper, codes=codes)
     dfop_constants(forgetting, p0, period, keep_prior, skip, work.hyper, work.codes)
     # One physical block for learnt bookkeeping, scratch and constants, so
     # that learn_one is one 4-argument call; two sets of views, so state and
@@ -299,8 +295,7 @@ class DFOP(OnlineModel):
         # (learn_one's one block, of which L and the workspace are views).
         self._PW, self._B = s.P.base, work.scratch.base
         assert self._PW is s.w.base and self._B is s.forgotten.base
-        a = 3 * s.w.shape[0]  # L follows the scratch in B
-        self._L = self._B[a : a + N_LEARNT]
+        self._L = python_function(_packed_views)(self._B, s.w.shape[0])[1]
         self._mu = work.hyper[MU : MU + 1]
 
     # ------------------------------------------------------------ attributes

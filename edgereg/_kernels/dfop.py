@@ -60,12 +60,22 @@ PERIOD, KEEP_PRIOR, SKIP = 0, 1, 2
 N_CODES = 3
 FORGOTTEN, COUNTS = 0, 1
 N_LEARNT = 5
-#: learn_one's one block (``_dfop_learn_one_packed``): work, L, hyper, codes
-#: in this order, float64 (codes as int64 bits), so that a call from Python
-#: unboxes 4 arrays (each costs ~50 ns, measured).
+
+
 def packed_size(d):
-    """Length of learn_one's float64 block for dimension d."""
+    """Length of learn_one's float64 block B for dimension d (``_packed_views``)."""
     return 3 * d + N_LEARNT + N_HYPER + N_CODES
+
+
+@inline_kernel
+def _packed_views(B, d):
+    """work, L, hyper, codes: views of learn_one's one float64 block B (codes
+    as int64 bits), one block so that a call from Python unboxes 4 arrays
+    (each costs ~50 ns, measured). The class makes its views with this too."""
+    a = 3 * d
+    b = a + N_LEARNT
+    c = b + N_HYPER
+    return B[:a], B[a:b], B[b:c], B[c : c + N_CODES].view(np.int64)
 
 
 # --------------------------------------------------------------------- kernels
@@ -185,17 +195,13 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
 def _dfop_learn_one_packed(x, y, PW, B):
     """``_dfop_learn_one`` on learn_one's two blocks (4 arguments: cheap to call).
 
-    ``B`` is the float64 block of :func:`packed_size`: work, L, hyper, codes.
+    ``B`` is the float64 block of :func:`_packed_views`: work, L, hyper, codes.
     Returns only the prediction (a float is cheaper to return than a tuple):
     NaN when the sample is invalid and not skipped (a valid sample's
     prediction is always finite); with skip the prediction whatever the status.
     """
-    d = PW.shape[1]
-    a = 3 * d
-    b = a + N_LEARNT
-    c = b + N_HYPER
-    codes = B[c : c + N_CODES].view(np.int64)
-    yhat, status = _dfop_learn_one(x, y, PW, B[a:b], B[:a], B[b:c], codes)
+    work, L, hyper, codes = _packed_views(B, PW.shape[1])
+    yhat, status = _dfop_learn_one(x, y, PW, L, work, hyper, codes)
     if status != OK and codes[SKIP] == 0:
         return np.nan
     return yhat
