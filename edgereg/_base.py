@@ -61,6 +61,7 @@ _REGISTRY: dict[str, type[OnlineModel]] = {}
 MODEL_MODULES = {
     "DFOP": "dfop",
     "RLS": "dfop",
+    "DFOPBank": "bank",
     "Fleet": "fleet",
     "NORMAClassifier": "norma",
     "NORMANovelty": "norma",

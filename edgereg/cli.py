@@ -1,9 +1,11 @@
 """``edgereg`` command line: demo, stream, bench, warmup.
 
 ``edgereg demo``
-    The README's main job: DFOP, RLS and a NORMA classifier learn the bundled
-    Electricity stream and a SEA stream prequentially; prints accuracy and
-    samples/s and, when matplotlib is installed, plots prequential accuracy.
+    The README's main job: DFOP (mu = 0.01 and mu = "auto"), RLS and a NORMA
+    classifier learn the bundled Electricity stream and a SEA stream
+    prequentially; prints accuracy and samples/s and, when matplotlib is
+    installed, plots prequential accuracy and the forgetting factor the
+    auto model learns over time.
 ``edgereg stream MODEL``
     Reads CSV rows from a file or stdin as they arrive, prints one prequential
     prediction per row, checkpoints the state atomically, never dies on a bad
@@ -78,6 +80,7 @@ def _demo_models(d: int) -> dict[str, Any]:
 
     return {
         "DFOP (mu=0.01)": DFOP(d, 0.01, task="classification"),
+        "DFOP (mu=auto)": DFOP(d, "auto", task="classification"),
         "RLS": RLS(d, task="classification"),
         "NORMA (rbf, budget 200)": NORMAClassifier(
             d, budget=200, gamma=1.0, learning_rate=0.2, regularization=0.01, margin=1.0
@@ -91,8 +94,9 @@ def run_demo(n: int | None = None, plot: str | None = "edgereg-demo.png") -> lis
 
     rows: list[dict[str, Any]] = []
     curves: dict[str, dict[str, np.ndarray]] = {}
+    drift: dict[str, np.ndarray] = {}  # stream -> forgetting_ of the auto model over time
     streams = _demo_streams(n)
-    progress = Progress(len(streams) * 3, "edgereg demo")
+    progress = Progress(len(streams) * len(_demo_models(1)), "edgereg demo")
     for name, X, y in streams:
         curves[name] = {}
         for model_name, model in _demo_models(X.shape[1]).items():
@@ -101,6 +105,8 @@ def run_demo(n: int | None = None, plot: str | None = "edgereg-demo.png") -> lis
             t0 = time.perf_counter()
             pred = model.learn_many(X, y)
             elapsed = time.perf_counter() - t0
+            if hasattr(model, "forgetting_"):
+                drift[name] = _forgetting_over_time(model, X, y)
             hits = pred == y
             rows.append(
                 {
@@ -121,12 +127,28 @@ def run_demo(n: int | None = None, plot: str | None = "edgereg-demo.png") -> lis
             f"{r['stream']:<12} {r['model']:<26} {r['samples']:>8} {r['accuracy']:>9.4f} "
             f"{r['samples_per_s']:>12,.0f}"
         )
+    for name, trace in drift.items():
+        print(f"{name}: the auto model's learnt forgetting_ ends at {trace[-1, 1]:.4g} "
+              f"(from {trace[:, 1].min():.3g} to {trace[:, 1].max():.3g} over the stream)")
     if plot:
-        _plot_demo(curves, plot)
+        _plot_demo(curves, drift, plot)
     return rows
 
 
-def _plot_demo(curves: dict[str, dict[str, np.ndarray]], path: str) -> None:
+def _forgetting_over_time(model: Any, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(sample, forgetting_) every len/200 samples: the same learning again, in blocks
+    (a bank's learn_many over blocks is bit for bit one call)."""
+    model.reset()
+    step = max(1, len(y) // 200)
+    trace = []
+    for start in range(0, len(y), step):
+        model.learn_many(X[start : start + step], y[start : start + step])
+        trace.append((min(start + step, len(y)), model.forgetting_))
+    return np.array(trace)
+
+
+def _plot_demo(curves: dict[str, dict[str, np.ndarray]], drift: dict[str, np.ndarray],
+               path: str) -> None:
     try:
         import matplotlib
 
@@ -135,14 +157,20 @@ def _plot_demo(curves: dict[str, dict[str, np.ndarray]], path: str) -> None:
     except ImportError:
         print("(matplotlib not installed: no plot; pip install 'edgereg[plot]')")
         return
-    fig, axes = plt.subplots(len(curves), 1, figsize=(9, 3.2 * len(curves)), squeeze=False)
-    for ax, (name, by_model) in zip(axes[:, 0], curves.items(), strict=True):
+    fig, axes = plt.subplots(len(curves), 2, figsize=(13, 3.2 * len(curves)), squeeze=False,
+                             gridspec_kw={"width_ratios": [2, 1]})
+    for (ax, ax_mu), (name, by_model) in zip(axes, curves.items(), strict=True):
         for model_name, acc in by_model.items():
             ax.plot(acc, label=model_name, lw=1)
         ax.set_title(f"{name}: prequential accuracy (window 1000)")
         ax.set_xlabel("sample")
         ax.set_ylim(0.4, 1.0)
         ax.legend(loc="lower right", fontsize=8)
+        if name in drift:
+            ax_mu.plot(drift[name][:, 0], drift[name][:, 1], lw=1, color="C1")
+            ax_mu.set_yscale("log")
+        ax_mu.set_title(f"{name}: forgetting_ learnt by mu=auto")
+        ax_mu.set_xlabel("sample")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -336,8 +364,12 @@ def run_stream(
         raise StreamError(f"the folder of --state {state} does not exist")
     if state and os.path.exists(state):
         model = edgereg.load(state)
-        if type(model) is not cls:
-            held = type(model).__name__
+        # A subclass no model name here names is what that name built with
+        # these parameters (``dfop --param forgetting=auto``: a DFOPBank).
+        held = type(model).__name__
+        if type(model) is not cls and not (
+            isinstance(model, cls) and held not in MODEL_NAMES.values()
+        ):
             raise SystemExit(f"edgereg: {state} holds a {held}, not a {cls.__name__}")
         held_params = model.get_params()
         for key, value in params.items():

@@ -114,7 +114,7 @@ def _allocate(
     # P - u u^T then subtracts an exact-enough product and rounds once,
     # instead of cancelling two float32-rounded numbers (which made P
     # indefinite on large inputs in float32).
-    B = np.zeros(packed_size(d), dtype=np.float64)
+    B = np.zeros(python_function(packed_size)(d), dtype=np.float64)
     scratch, L, hyper, codes = python_function(_packed_views)(B, d)
     work = DFOPWork(scratch=scratch, hyper=hyper, codes=codes)
     dfop_constants(forgetting, p0, period, keep_prior, skip, work.hyper, work.codes)
@@ -183,11 +183,14 @@ class DFOP(OnlineModel):
     ----------
     n_features : int
         Input dimension d.
-    forgetting : float, default 0.01
+    forgetting : float or "auto", default 0.01
         The forgetting factor mu in [0, 1); each step discounts the past by
         lambda = 1 - mu. 1/mu is the forgetting period (older data weighs less
         than 1/e). 0 gives plain recursive least squares (see :class:`RLS`).
         ``learn_many(..., forgetting=array)`` overrides it per step (G-DFOP).
+        ``"auto"`` learns it: the model is then a :class:`edgereg.DFOPBank`,
+        8 DFOPs on a grid of mu combined by weights that follow the best
+        one over time (8 times the memory and work).
     task : {"regression", "classification"}
         Classification learns the labels as targets in {-1, +1} (labels in
         {0, 1} are accepted and 0 is mapped to -1) and predicts
@@ -243,6 +246,15 @@ class DFOP(OnlineModel):
     0.9967
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``DFOP(..., forgetting="auto")`` is a :class:`edgereg.DFOPBank` (issue 16)."""
+        forgetting = args[1] if len(args) > 1 else kwargs.get("forgetting")
+        if cls is DFOP and isinstance(forgetting, str) and forgetting == "auto":
+            from .bank import DFOPBank
+
+            cls = DFOPBank
+        return super().__new__(cls)
+
     def __init__(
         self,
         n_features: int,
@@ -284,9 +296,12 @@ class DFOP(OnlineModel):
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         return faults
 
+    #: learn_one's kernel: (x, y, PW, B) -> the prediction, NaN when refused.
+    _packed_kernel = staticmethod(_dfop_learn_one_packed)
+
     def _bind_state(self) -> None:
         self._bind_dfop_blocks()
-        self._learn_one_kernel = _dfop_learn_one_packed
+        self._learn_one_kernel = self._packed_kernel
 
     def _bind_dfop_blocks(self) -> None:
         s, work = self._state, self._work
@@ -350,7 +365,7 @@ class DFOP(OnlineModel):
             yv = as_scalar(y)
         kernel = self._learn_one_kernel
         yhat = kernel(xr, yv, self._PW, self._B)
-        if kernel is _dfop_learn_one_packed:
+        if kernel is self._packed_kernel:
             # From now on call the compiled entry point directly: the checks
             # above guarantee its argument types (float64 y, C-contiguous x
             # of the model's dtype, the model's own blocks).

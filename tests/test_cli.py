@@ -18,7 +18,8 @@ def test_demo_prints_a_table_for_every_stream_and_model(capsys, tmp_path):
     rows = run_demo(n=3000, plot=None)
     out = capsys.readouterr().out
     assert {r["stream"] for r in rows} == {"electricity", "sea"}
-    assert len(rows) == 6 and "samples/s" in out
+    assert len(rows) == 8 and "samples/s" in out
+    assert "learnt forgetting_ ends at" in out
     # A linear model on Electricity beats the majority class (57.5 % DOWN).
     dfop = next(r for r in rows if r["stream"] == "electricity" and r["model"].startswith("DFOP"))
     assert dfop["accuracy"] > 0.7
@@ -195,6 +196,26 @@ def test_plain_decimal_numbers_only_and_a_bom_is_ignored():
     lines, err, counts = _stream("\ufeff1,2,3\n\u0661,2,3\n1e3,2.5,-.5\ninfinity,1,2\n")
     assert counts == {"learnt": 2, "predicted": 0, "skipped": 2}  # the BOM row is learnt
     assert "line 2" in err and "line 4" in err
+
+
+def test_stream_with_auto_forgetting_equals_the_bank_and_resumes(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    y = X @ [1.0, -1.0, 2.0]
+    rows = [",".join(repr(float(v)) for v in (*x, t)) for x, t in zip(X, y, strict=True)]
+    state = str(tmp_path / "s.npz")
+    params = {"forgetting": "auto"}
+    first, _, _ = _stream("\n".join(rows[:35]) + "\n", state=state, params=params)
+    second, err, _ = _stream("\n".join(rows[35:]) + "\n", state=state, params=params)
+    assert "resumed" in err
+    expected = edgereg.DFOP(3, "auto").learn_many(X, y)
+    np.testing.assert_allclose([float(v) for v in first + second], expected, rtol=1e-9)
+    resumed = edgereg.load(state)
+    assert type(resumed) is edgereg.DFOPBank and resumed.n_seen_ == 60
+    with pytest.raises(SystemExit, match="differs"):
+        _stream("1,2,3\n", state=state, params={"forgetting": 0.1})
+    with pytest.raises(SystemExit, match="holds a DFOPBank, not a RLS"):
+        run_stream("rls", {}, io.StringIO("1,2,3\n"), io.StringIO(), io.StringIO(), state=state)
 
 
 def test_a_param_that_differs_from_the_resumed_state_is_an_error(tmp_path):

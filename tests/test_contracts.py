@@ -259,9 +259,11 @@ def test_float32_tracks_float64(case):
     pa = learn_many(a, X, Y)
     pb = learn_many(b, X, Y)
     # The learnt arrays are float32; DFOP's accumulator of forgotten mass (one
-    # number, one per member of a Fleet) stays float64.
+    # number, one per member of a Fleet or a DFOPBank) and a DFOPBank's
+    # aggregation (K weights, 3 target statistics) stay float64.
+    float64_fields = ("forgotten", "weights", "scale")
     arrays = [v for k, v in a.state._asdict().items()
-              if v.dtype.kind == "f" and v.size > 1 and k != "forgotten"]
+              if v.dtype.kind == "f" and v.size > 1 and k not in float64_fields]
     assert arrays and all(v.dtype == np.float32 for v in arrays)
     assert np.all(np.isfinite(pa))
     err = np.abs(pa - pb)[-50:]

@@ -62,8 +62,10 @@ FORGOTTEN, COUNTS = 0, 1
 N_LEARNT = 5
 
 
+@inline_kernel
 def packed_size(d):
-    """Length of learn_one's float64 block B for dimension d (``_packed_views``)."""
+    """Length of learn_one's float64 block B for dimension d (``_packed_views``;
+    from Python: ``_jit.python_function(packed_size)``)."""
     return 3 * d + N_LEARNT + N_HYPER + N_CODES
 
 

@@ -1,0 +1,282 @@
+"""The self-tuning bank's kernels: K DFOP members, one per forgetting factor, and their aggregate.
+
+Issue 16, docs/design/auto-forgetting.md. Every member is an exact DFOP
+(``_kernels/dfop.py``) with its own mu from a log grid and learns every
+sample; the bank predicts with the members' predictions weighted by fixed
+share (Herbster & Warmuth 1998), which tracks the best member *over time*::
+
+    q_k  = member k's prediction w_k^T x (classification: clipped to [-1, 1])
+    yhat = sum_k v_k q_k                      (the weights v sum to 1)
+    l_k  = min((q_k - y)^2 / s, LOSS_CAP)     (s = 1, or the target's variance)
+    v_k <- v_k exp(-eta (l_k - min_j l_j))    (exponential weights)
+    v_k <- (1 - alpha) v_k / sum(v) + alpha / K   (fixed share)
+
+Subtracting the smallest loss keeps the best member's factor at 1, so the
+weights never all underflow; the share keeps every weight above alpha / K,
+so a member can take over within about log(K / alpha) / eta rounds of
+clearly smaller loss. The members do not depend on the weights: a block is
+learnt member by member (each with DFOP's fused block kernel, over chunks
+of CHUNK rows whose predictions the block A keeps) and then aggregated row
+by row, which is bit for bit what learn_one does sample by sample.
+
+Blocks (CONVENTIONS.md, "One way to call a kernel"):
+
+* ``PW`` (K, d + 1, d) of the dtype: member k's P and w (DFOP's PW, stacked);
+* ``A`` float64, one block: the bank's hyper-parameters and codes, its
+  counters (learnt, skipped), the target scale (n, mean, variance), the
+  weights v (K), then scratch: the members' predictions q (K), member k's
+  DFOP block B (``dfop.packed_size(d)`` each: scratch, learnt L, hyper,
+  codes) and the chunk of predictions (K * CHUNK). ``_bank_views`` is the
+  one layout.
+
+A sample is valid for the bank when every x_j and y is finite and at most
+LIMIT in magnitude; an invalid one reaches no member. Beyond LIMIT, DFOP's
+own guard refuses a row or not depending on each member's state; within
+it, a member whose state cannot take a row (rare: the update would
+overflow or make its P indefinite) skips it alone and counts it in its
+own counters, and the bank goes on (docs/design/auto-forgetting.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, recompile_with
+from . import dfop as _dfop_kernels
+from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _packed_views, packed_size
+
+#: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
+#: CHUNK predictions; 32 rows make the call's cost negligible).
+CHUNK = 32
+#: Largest |x_j| and |y| a bank accepts (target variance and losses stay finite).
+LIMIT = 1e100
+#: A member's loss is capped here: exp(-eta LOSS_CAP) is 0 for eta >= 1e-2,
+#: and l_k - min(l) is never inf - inf.
+LOSS_CAP = 1e5
+#: The target scale's memory: the plain mean and variance of the first
+#: SCALE_MEMORY targets, then exponentially weighted with rate 1 / SCALE_MEMORY.
+SCALE_MEMORY = 2000
+
+# The block A: hyper (float), codes (int64 bits), learnt, then scratch.
+ETA, SHARE = 0, 1
+N_HYPER = 2
+CLASSIFY, SKIP = 0, 1
+N_CODES = 2
+HEAD = N_HYPER + N_CODES + 2 + 3  # hyper, codes, counts, scale
+
+
+@inline_kernel
+def bank_size(K, d):
+    """Length of the block A of a bank of K members of dimension d."""
+    return HEAD + 2 * K + K * packed_size(d) + K * CHUNK
+
+
+@inline_kernel
+def _bank_views(A, K, d):
+    """hyper, codes, counts, scale, v, q, B (member blocks), chunk: A's one layout."""
+    a = N_HYPER
+    b = a + N_CODES
+    c = b + 2
+    e = c + 3
+    f = e + K
+    g = f + K
+    h = g + K * packed_size(d)
+    hyper = A[:a]
+    codes = A[a:b].view(np.int64)
+    counts = A[b:c].view(np.int64)
+    return hyper, codes, counts, A[c:e], A[e:f], A[f:g], A[g:h], A[h:]
+
+
+@inline_kernel
+def _member_block(B, k, d):
+    """Member k's DFOP block (``dfop._packed_views``'s B)."""
+    size = packed_size(d)
+    return B[k * size : (k + 1) * size]
+
+
+@inline_kernel
+def _valid(x, y):
+    """Every x_j and y finite and within LIMIT (NaN fails every comparison)."""
+    ok = abs(y) <= LIMIT
+    for j in range(x.shape[0]):
+        ok &= abs(np.float64(x[j])) <= LIMIT
+    return ok
+
+
+@inline_kernel
+def _member_prediction(p, classify):
+    """q_k: a member's prediction as the aggregate takes it (0 when not finite)."""
+    if not np.isfinite(p):
+        return 0.0
+    if classify:
+        return min(max(p, -1.0), 1.0)
+    return p
+
+
+@inline_kernel
+def _combine(q, v):
+    """yhat = sum_k v_k q_k (v sums to 1: ``_reweigh``; one member: q_0 exactly)."""
+    yhat = 0.0
+    for k in range(v.shape[0]):
+        yhat += v[k] * q[k]
+    return yhat
+
+
+@inline_kernel
+def _target_scale(scale, classify):
+    """s: 1 for labels, else the targets' variance so far (1 until it is positive)."""
+    if classify or not scale[2] > 0.0:
+        return 1.0
+    return scale[2]
+
+
+@inline_kernel
+def _observe_target(scale, y):
+    """Update (n, mean, variance) of the targets with y (Welford, then exponential)."""
+    n = scale[0] + 1.0
+    scale[0] = n
+    rate = 1.0 / min(n, SCALE_MEMORY)
+    delta = y - scale[1]
+    scale[1] += rate * delta
+    scale[2] = (1.0 - rate) * (scale[2] + rate * delta * delta)
+
+
+@inline_kernel
+def _reweigh(q, y, v, eta, share, s):
+    """Exponential weights on the losses of q against y, then fixed share.
+
+    The share is written u_k + alpha (1 / K - u_k), u = v / sum(v): the same
+    value as (1 - alpha) u_k + alpha / K, and for one member exactly 1 at
+    every step (so that its prediction is the member's, bit for bit).
+    """
+    K = v.shape[0]
+    inv_s = 1.0 / s
+    least = LOSS_CAP
+    for k in range(K):
+        err = q[k] - y
+        loss = (err * err) * inv_s
+        loss = loss if loss < LOSS_CAP else LOSS_CAP
+        q[k] = loss  # q is scratch: it holds the losses from here on
+        least = loss if loss < least else least
+    total = 0.0
+    for k in range(K):
+        v[k] = v[k] * math.exp(-eta * (q[k] - least))
+        total += v[k]
+    inv_total = 1.0 / total
+    uniform = 1.0 / K
+    for k in range(K):
+        u = v[k] * inv_total
+        v[k] = u + share * (uniform - u)
+
+
+@inline_kernel
+def _aggregate(q, y, hyper, codes, scale, v):
+    """The bank's round: yhat from the members' predictions q, then learn y."""
+    classify = codes[CLASSIFY] != 0
+    yhat = _combine(q, v)
+    _reweigh(q, y, v, hyper[ETA], hyper[SHARE], _target_scale(scale, classify))
+    if not classify:
+        _observe_target(scale, y)
+    return yhat
+
+
+@kernel
+def _bank_learn_one(x, y, PW, A):
+    """Every member learns (x, y) (``dfop._dfop_learn_one``), then the aggregate.
+
+    Returns the bank's prequential prediction; NaN for an invalid sample
+    (nothing written but the skipped count, when skipping).
+    """
+    K = PW.shape[0]
+    d = x.shape[0]
+    hyper, codes, counts, scale, v, q, B, _ = _bank_views(A, K, d)
+    if not _valid(x, y):
+        if codes[SKIP] != 0:
+            counts[1] += 1
+        return np.nan
+    classify = codes[CLASSIFY] != 0
+    for k in range(K):
+        work, L, h, c = _packed_views(_member_block(B, k, d), d)
+        p, _ = _dfop_learn_one(x, y, PW[k], L, work, h, c)
+        q[k] = _member_prediction(p, classify)
+    counts[0] += 1
+    return _aggregate(q, y, hyper, codes, scale, v)
+
+
+@kernel
+def _bank_learn_many(X, Y, out, PW, A):
+    """Learn a block; out[t] = the bank's prequential prediction of row t.
+
+    Member by member over chunks of CHUNK rows (DFOP's fused block kernel),
+    then the aggregate row by row. Returns -1, or the first invalid row when
+    not skipping (rows before it learnt, it and the rows after not).
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    K = PW.shape[0]
+    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, d)
+    classify = codes[CLASSIFY] != 0
+    start = 0
+    while start < n:
+        end = min(start + CHUNK, n)
+        bad = -1
+        for t in range(start, end):
+            if not _valid(X[t], Y[t]):
+                bad = t
+                end = t
+                break
+        m = end - start
+        if m > 0:
+            for k in range(K):
+                work, L, h, c = _packed_views(_member_block(B, k, d), d)
+                _dfop_learn_many(X[start:end], Y[start:end], h[MU : MU + 1],
+                                 chunk[k * CHUNK : k * CHUNK + m], PW[k], L, work, h, c)
+            for i in range(m):
+                for k in range(K):
+                    q[k] = _member_prediction(chunk[k * CHUNK + i], classify)
+                out[start + i] = _aggregate(q, Y[start + i], hyper, codes, scale, v)
+            counts[0] += m
+        if bad < 0:
+            start = end
+            continue
+        if codes[SKIP] == 0:
+            return bad
+        counts[1] += 1
+        out[bad] = np.nan
+        start = bad + 1
+    return -1
+
+
+@inline_kernel
+def _bank_predict(x, PW, q, v, classify):
+    """The aggregate of the members' predictions w_k^T x, without learning."""
+    d = x.shape[0]
+    for k in range(PW.shape[0]):
+        w = PW[k, d]
+        acc = 0.0
+        for j in range(d):
+            acc += np.float64(w[j]) * x[j]
+        q[k] = _member_prediction(acc, classify)
+    return _combine(q, v)
+
+
+@kernel
+def _bank_predict_many(X, PW, A, out):
+    K = PW.shape[0]
+    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, X.shape[1])
+    classify = codes[CLASSIFY] != 0
+    for t in range(X.shape[0]):
+        out[t] = _bank_predict(X[t], PW, q, v, classify)
+
+
+@kernel
+def _bank_predict_one(x, PW, A):
+    K = PW.shape[0]
+    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, x.shape[0])
+    return _bank_predict(x, PW, q, v, codes[CLASSIFY] != 0)
+
+
+# The bank runs DFOP's kernels: recompile it when _kernels/dfop.py changes (see _jit).
+recompile_with(globals(), _dfop_kernels)

@@ -1,0 +1,340 @@
+"""DFOPBank: DFOP whose forgetting factor tunes itself (issue 16).
+
+``DFOP(n_features, forgetting="auto")`` builds one. It runs K DFOPs side by
+side, one per forgetting factor of a log grid (by default 0, 1e-4, 3e-4,
+1e-3, 3e-3, 1e-2, 3e-2, 0.1), every one learning every sample, and predicts
+with their predictions weighted by fixed share (Herbster & Warmuth 1998):
+exponential weights on each member's squared error, mixed with a little of
+the uniform weights at every step so that the lead can change hands when
+the drift rate changes. ``forgetting_`` is the weighted mean of the grid,
+the drift rate the bank has learnt.
+
+The kernels and the aggregation's equations are ``_kernels/bank.py``; the
+study that chose the method and its settings is docs/design/auto-forgetting.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._base import index_faults, symmetric_faults
+from ._jit import python_function
+from ._kernels.bank import (
+    CLASSIFY,
+    ETA,
+    LIMIT,
+    SHARE,
+    SKIP,
+    _bank_learn_many,
+    _bank_learn_one,
+    _bank_predict_many,
+    _bank_predict_one,
+    _bank_views,
+    bank_size,
+)
+from ._kernels.dfop import COUNTS, FORGOTTEN, _packed_views
+from ._validate import check_float
+from .dfop import DFOP, dfop_constants, init_dfop_parameters, refresh_period
+
+__all__ = ["DFOPBank", "DEFAULT_GRID"]
+
+#: The forgetting factors of the default bank: the grid of issue 16, on which
+#: the study chose the aggregation's settings (docs/design/auto-forgetting.md).
+DEFAULT_GRID = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+
+
+class DFOPBankState(NamedTuple):
+    """What a bank has learnt: K DFOP states, the weights and the target scale."""
+
+    w: np.ndarray  # (K, d) the members' weights
+    P: np.ndarray  # (K, d, d) the members' P, each exactly symmetric
+    forgotten: np.ndarray  # float64 (K, 1): each member's DFOP ``forgotten``
+    member_counts: np.ndarray  # int64 (K, 4): each member's DFOP ``counts``
+    weights: np.ndarray  # float64 (K,): the fixed-share weights v
+    scale: np.ndarray  # float64 (3,): count, mean and variance of the targets (regression)
+    counts: np.ndarray  # int64 (2,): samples learnt, skipped
+
+
+class DFOPBankWork(NamedTuple):
+    """The bank's workspace: the members' scratch and constants, the bank's, its scratch."""
+
+    scratch: np.ndarray  # float64 (K, 3d): each member's DFOP scratch
+    member_hyper: np.ndarray  # float64 (K, 2): each member's mu, p0
+    member_codes: np.ndarray  # int64 (K, 3): each member's period, keep_prior, skip
+    hyper: np.ndarray  # float64 (2,): eta, alpha (_kernels/bank.py)
+    codes: np.ndarray  # int64 (2,): classify, skip
+    predictions: np.ndarray  # float64 (K,): the members' predictions, then losses
+    chunk: np.ndarray  # float64 (K * CHUNK,): the members' predictions of a chunk
+
+
+def _allocate_bank(
+    n_features: int, grid: tuple[float, ...], p0: float, dtype: np.dtype,
+    keep_prior: bool, classify: bool, skip: bool, eta: float, share: float,
+) -> tuple[DFOPBankState, DFOPBankWork]:
+    """The bank's state and workspace, views of its two blocks (``_kernels/bank.py``)."""
+    d, K = n_features, len(grid)
+    PW = np.zeros((K, d + 1, d), dtype=dtype)
+    PW[:, np.arange(d), np.arange(d)] = p0
+    A = np.zeros(python_function(bank_size)(K, d), dtype=np.float64)
+    hyper, codes, counts, scale, v, q, B, chunk = python_function(_bank_views)(A, K, d)
+    hyper[ETA], hyper[SHARE] = eta, share
+    codes[CLASSIFY], codes[SKIP] = classify, skip
+    v[:] = 1.0 / K
+    members = B.reshape(K, -1)  # row k: member k's DFOP block
+    for row, mu in zip(members, grid, strict=True):
+        _, _, h, c = python_function(_packed_views)(row, d)
+        # Members skip what their state cannot take; the bank has refused
+        # every invalid sample before they see it (_kernels/bank.py).
+        dfop_constants(mu, p0, refresh_period(d, mu), keep_prior, True, h, c)
+    # The fields over all members: DFOP's own views of a row, stacked.
+    scratch, L, member_hyper, member_codes = (
+        _stacked(members, view) for view in python_function(_packed_views)(members[0], d)
+    )
+    state = DFOPBankState(
+        w=PW[:, d],
+        P=PW[:, :d],
+        forgotten=L[:, FORGOTTEN : FORGOTTEN + 1],
+        member_counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
+        weights=v,
+        scale=scale,
+        counts=counts,
+    )
+    work = DFOPBankWork(scratch, member_hyper, member_codes.view(np.int64), hyper, codes, q,
+                        chunk)
+    return state, work
+
+
+def _stacked(members: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """The columns of ``members`` (K, size) that ``view`` (of row 0) covers, for every row."""
+    offset = (view.__array_interface__["data"][0]
+              - members.__array_interface__["data"][0]) // members.itemsize
+    return members[:, offset : offset + view.size]
+
+
+class DFOPBank(DFOP):
+    r"""DFOP with a self-tuning forgetting factor: a bank of DFOPs over a grid of mu.
+
+    Built by ``DFOP(n_features, forgetting="auto")`` (or directly). K members,
+    one per forgetting factor of ``forgetting_grid``, each an exact
+    :class:`DFOP` learning every sample; the bank predicts
+
+    .. math::
+
+        \hat y_t = \sum_k u_{t,k}\, q_{t,k}, \qquad
+        u_{t+1,k} \propto (1 - \alpha)\, \frac{u_{t,k} e^{-\eta \ell_{t,k}}}
+        {\sum_j u_{t,j} e^{-\eta \ell_{t,j}}} + \frac{\alpha}{K},
+
+    q_k the member's prediction (clipped to [-1, 1] for classification) and
+    l_k its squared error, divided by the targets' running variance for
+    regression (fixed share, ``_kernels/bank.py``). The weights follow the
+    member that predicts best *now*, so the bank forgets fast while the
+    world drifts fast and slowly while it is still.
+
+    Parameters
+    ----------
+    n_features, task, p0, keep_prior, dtype, on_invalid
+        As for :class:`DFOP`; every member has them.
+    forgetting : "auto"
+        The only value (the bank chooses mu).
+    forgetting_grid : sequence of float, default ``DEFAULT_GRID``
+        The members' forgetting factors, each in [0, 1), distinct, 1 to 64
+        of them. One member is plain DFOP (its state and predictions bit for
+        bit).
+    learning_rate : float, default 2.0
+        eta of the exponential weights (on losses of order 1: the squared
+        error of +-1 labels, or divided by the targets' variance).
+    share : float, default 1e-3
+        alpha of fixed share, in [0, 1): the weight every member keeps.
+
+    Attributes
+    ----------
+    forgetting_ : float
+        The drift rate learnt: sum_k u_k mu_k.
+    forgetting_weights_ : ndarray of shape (K,)
+        The members' weights u (sum 1), in the order of ``forgetting_grid``.
+    coef_ : ndarray of shape (n_features,)
+        sum_k u_k w_k (for regression, the bank's linear predictor).
+    member_coef_ : ndarray of shape (K, n_features)
+        Every member's weights.
+
+    Notes
+    -----
+    Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3d + 10)
+    float64), plus 2K + 9 float64 and the predictions of a chunk of 32 rows
+    per member: ``nbytes()``. d = 10, K = 8: 11.8 KB in float64 (1.1 KB for one DFOP).
+
+    A sample is invalid for the bank (raise or skip, as ``on_invalid``
+    says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid
+    sample that one member's state cannot take (rare: DFOP's guard) is
+    skipped by that member alone and counted in its ``member_counts``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import DFOP
+    >>> from edgereg.streams import drift_regimes
+    >>> X, y, _, _ = drift_regimes(n_samples=6000, seed=0)
+    >>> model = DFOP(X.shape[1], forgetting="auto")
+    >>> type(model).__name__
+    'DFOPBank'
+    >>> _ = model.learn_many(X, y)
+    >>> 0.0 <= model.forgetting_ < 0.1
+    True
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        forgetting: str = "auto",
+        *,
+        task: str = "regression",
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        forgetting_grid: Any = DEFAULT_GRID,
+        learning_rate: float = 2.0,
+        share: float = 1e-3,
+    ) -> None:
+        if not (isinstance(forgetting, str) and forgetting == "auto"):
+            raise ValueError(f"a DFOPBank's forgetting must be 'auto', got {forgetting!r}")
+        self._init_common(n_features, dtype, on_invalid)
+        init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
+        self.forgetting = "auto"
+        self.forgetting_grid = _check_grid(forgetting_grid)
+        self.learning_rate = check_float("learning_rate", learning_rate, 0.0, 1e6, low_open=True)
+        self.share = check_float("share", share, 0.0, 1.0, high_open=True)
+        self._grid = np.array(self.forgetting_grid)
+        self.reset()
+
+    def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
+        return _allocate_bank(
+            self.n_features, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
+            self._classify, self._skip, self.learning_rate, self.share,
+        )
+
+    def _bind_state(self) -> None:
+        s = self._state
+        self._PW = s.P.base
+        self._B = s.weights.base  # the block A: learn_one's kernel takes (x, y, PW, A)
+        assert self._PW is s.w.base and self._B is s.counts.base
+        self._learn_one_kernel = self._packed_kernel
+
+    _packed_kernel = staticmethod(_bank_learn_one)
+
+    def nbytes(self) -> int:
+        """Bytes of the bank's two blocks (every field is a view of one of them)."""
+        return int(self._PW.nbytes + self._B.nbytes)
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
+        """Every member's DFOP invariants; weights a distribution; a scale that is one."""
+        s: DFOPBankState = state  # type: ignore[assignment]
+        faults = super(DFOP, self)._state_faults(state)
+        d = self.n_features
+        mc = s.member_counts
+        if np.any(mc > np.iinfo(np.int64).max // 4) or np.any(mc[:, :3] < 0):
+            faults.append(("member_counts", "holds a count that is negative or beyond 2^61"))
+        for k, mu in enumerate(self.forgetting_grid):
+            faults += index_faults("member_counts", int(mc[k, 3]), 0, d - 1,
+                                   f"member {k}'s next refresh coordinate")
+            period = refresh_period(d, mu)
+            if not 0.0 <= float(s.forgotten[k, 0]) <= period:
+                faults.append(("forgotten", f"member {k} holds {float(s.forgotten[k, 0])!r}, "
+                                            f"outside 0..{period}"))
+            faults += symmetric_faults("P", s.P[k])
+        v = s.weights
+        if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
+            faults.append(("weights", "are not positive weights of sum 1"))
+        if not (s.scale[0] >= 0.0 and s.scale[2] >= 0.0):
+            faults.append(("scale", "holds a negative count or variance"))
+        return faults
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def forgetting_weights_(self) -> np.ndarray:
+        """The members' weights u (sum 1), in the order of ``forgetting_grid``."""
+        v = self._state.weights
+        return v / v.sum()
+
+    @property
+    def forgetting_(self) -> float:
+        """The learnt drift rate: the weighted mean of the grid, sum_k u_k mu_k."""
+        return float(self.forgetting_weights_ @ self._grid)
+
+    @property
+    def member_coef_(self) -> np.ndarray:
+        """Every member's weights, shape (K, n_features) (a copy)."""
+        return np.array(self._state.w, dtype=np.float64)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """sum_k u_k w_k: the bank's linear predictor for regression (a copy)."""
+        return self.forgetting_weights_ @ self.member_coef_
+
+    @property
+    def covariance_(self) -> np.ndarray:
+        """Every member's P, shape (K, n_features, n_features) (a copy)."""
+        return np.array(self._state.P)
+
+    # ------------------------------------------------------------ prediction
+    def decision_function_one(self, x: Any) -> float:
+        """The bank's raw score for one sample."""
+        return _bank_predict_one(self._row(x), self._PW, self._B)
+
+    def predict_one(self, x: Any) -> float:
+        """Predict one sample (the sign of the score for classification)."""
+        score = _bank_predict_one(self._row(x), self._PW, self._B)
+        if self._classify:
+            return 1.0 if score >= 0.0 else -1.0
+        return score
+
+    def _predict_block(self, X, out):  # type: ignore[override]
+        _bank_predict_many(X, self._PW, self._B, out)
+
+    # --------------------------------------------------------------- learning
+    def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
+        return _bank_learn_many(X, Y, out, self._PW, self._B)
+
+    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
+        """Learn a block in one kernel call; return the bank's prequential predictions.
+
+        Identical to calling :meth:`learn_one` row by row. ``forgetting``
+        must be None: the bank sets its members' own.
+        """
+        if forgetting is not None:
+            raise ValueError("a DFOPBank learns its forgetting: learn_many takes no "
+                             "forgetting schedule (use DFOP with a number for one)")
+        return self._finish(self._learn_many_checked(X, y))
+
+    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
+        message = super()._invalid_message(x, y, where)
+        values = np.append(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+        if np.all(np.isfinite(values)) and np.any(np.abs(values) > LIMIT):
+            return (f"{where}: a value beyond the bank's range |x_j|, |y| <= {LIMIT:g}. "
+                    f"The model state is unchanged (use on_invalid='skip' to skip such samples)")
+        return message
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        return [
+            {"n_features": 4},
+            {"n_features": 3, "task": "classification"},
+            {"n_features": 3, "dtype": "float32", "forgetting_grid": (0.0, 0.01, 0.3)},
+        ]
+
+
+def _check_grid(grid: Any) -> tuple[float, ...]:
+    """The members' forgetting factors: 1 to 64 distinct numbers in [0, 1)."""
+    try:
+        values = [float(g) for g in grid]
+    except (TypeError, ValueError):
+        raise TypeError(f"forgetting_grid must be a sequence of numbers, got {grid!r}") from None
+    if not 1 <= len(values) <= 64:
+        raise ValueError(f"forgetting_grid must hold 1 to 64 factors, got {len(values)}")
+    for g in values:
+        check_float("forgetting_grid entry", g, 0.0, 1.0, high_open=True)
+    if len(set(values)) != len(values):
+        raise ValueError(f"forgetting_grid holds a factor twice: {values}")
+    return tuple(values)

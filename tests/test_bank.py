@@ -1,0 +1,238 @@
+"""DFOPBank (``forgetting="auto"``, issue 16) against a slow NumPy reference of the same method.
+
+The reference runs every member as a separate plain DFOP and writes the
+aggregation out from its equations (docs/design/auto-forgetting.md,
+_kernels/bank.py): the members must match the bank's bit for bit, the
+aggregate to rounding, at every step. The contract tests (test_contracts.py,
+test_allocation.py) cover the bank through ``DFOPBank._unit_test_params``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import edgereg
+from edgereg import DFOP, DFOPBank, StateFileError
+from edgereg.bank import DEFAULT_GRID
+from edgereg.streams import drift_regimes
+
+
+class ReferenceBank:
+    """Fixed share over plain DFOP members, as the equations say (slow, obvious)."""
+
+    def __init__(self, d, grid, task, dtype, eta=2.0, share=1e-3, keep_prior=True):
+        self.members = [DFOP(d, mu, task="regression", dtype=dtype, keep_prior=keep_prior,
+                             on_invalid="skip") for mu in grid]
+        self.classify = task == "classification"
+        self.v = np.full(len(grid), 1.0 / len(grid))
+        self.eta, self.share = eta, share
+        self.n, self.mean, self.var = 0, 0.0, 0.0
+
+    def learn_one(self, x, y):
+        q = np.array([m.learn_one(x, y) for m in self.members])
+        if self.classify:
+            q = np.clip(q, -1.0, 1.0)
+        yhat = float(self.v @ q)
+        s = 1.0 if self.classify or self.var <= 0 else self.var
+        loss = np.minimum((q - y) ** 2 / s, 1e5)
+        v = self.v * np.exp(-self.eta * (loss - loss.min()))
+        u = v / v.sum()
+        self.v = (1 - self.share) * u + self.share / len(u)
+        if not self.classify:
+            self.n += 1
+            rate = 1.0 / min(self.n, 2000)
+            delta = y - self.mean
+            self.mean += rate * delta
+            self.var = (1 - rate) * (self.var + rate * delta * delta)
+        return yhat
+
+
+def _stream(task, n=600, d=4, seed=0):
+    """Linear targets with an abrupt switch halfway: the weights have to move."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=(2, d))
+    score = np.where(np.arange(n) < n // 2, X @ w[0], X @ w[1]) + 0.3 * rng.normal(size=n)
+    y = np.where(score >= 0, 1.0, -1.0) if task == "classification" else 5.0 * score + 2.0
+    return X, y
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_bank_matches_the_reference_at_every_step(task, dtype):
+    X, y = _stream(task)
+    grid = (0.0, 1e-3, 0.01, 0.1, 0.3)
+    bank = DFOP(4, "auto", task=task, dtype=dtype, forgetting_grid=grid)
+    ref = ReferenceBank(4, grid, task, dtype)
+    for t in range(len(y)):
+        ref_score = ref.learn_one(X[t], y[t])
+        ours = bank.learn_one(X[t], y[t])
+        if task == "classification":
+            assert ours == (1.0 if ref_score >= 0 else -1.0)
+        else:
+            assert ours == pytest.approx(ref_score, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(bank.forgetting_weights_, ref.v, rtol=1e-10, atol=1e-15)
+        for k, member in enumerate(ref.members):  # the members bit for bit
+            assert np.array_equal(bank.state.w[k], member.state.w)
+            assert np.array_equal(bank.state.P[k], member.state.P)
+    assert bank.forgetting_ == pytest.approx(float(ref.v @ np.array(grid)), rel=1e-10)
+    if task == "regression":
+        assert bank.state.scale[2] == pytest.approx(ref.var, rel=1e-12)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("keep_prior", [True, False])
+def test_a_one_member_bank_is_plain_dfop_bit_for_bit(task, dtype, keep_prior):
+    X, y = _stream(task, n=400)
+    for mu in (0.0, 0.02, 0.5):
+        plain = DFOP(4, mu, task=task, dtype=dtype, keep_prior=keep_prior)
+        bank = DFOP(4, "auto", task=task, dtype=dtype, keep_prior=keep_prior,
+                    forgetting_grid=(mu,))
+        a = plain.learn_many(X, y)
+        b = np.array([bank.learn_one(X[t], y[t]) for t in range(len(y))])
+        assert np.array_equal(a, b)
+        assert np.array_equal(plain.state.w, bank.state.w[0])
+        assert np.array_equal(plain.state.P, bank.state.P[0])
+        assert np.array_equal(plain.state.counts[2:], bank.state.member_counts[0, 2:])
+        assert np.array_equal(plain.predict_many(X), bank.predict_many(X))
+        assert bank.forgetting_ == mu and np.array_equal(bank.forgetting_weights_, [1.0])
+
+
+def test_learn_one_loop_equals_learn_many_across_chunks():
+    """Blocks that are not multiples of the chunk, with skipped rows among them."""
+    X, y = _stream("regression", n=500)
+    X[[31, 32, 100, 499], 1] = np.nan
+    a = DFOP(4, "auto", on_invalid="skip")
+    b = DFOP(4, "auto", on_invalid="skip")
+    pa = np.concatenate([a.learn_many(X[s:e], y[s:e]) for s, e in ((0, 33), (33, 97), (97, 500))])
+    pb = np.array([b.learn_one(X[t], y[t]) for t in range(500)])
+    assert np.array_equal(pa, pb, equal_nan=True)
+    for fa, fb in zip(a.state, b.state, strict=True):
+        assert np.array_equal(fa, fb)
+    assert a.n_skipped_ == 4 and a.n_seen_ == 496
+
+
+def test_the_weights_follow_the_drift_rate():
+    """Stationary, then abrupt switches: the learnt drift rate rises."""
+    X, y, _, _ = drift_regimes(n_samples=30_000, seed=1)
+    bank = DFOP(X.shape[1], "auto")
+    bank.learn_many(X[:10_000], y[:10_000])
+    still = bank.forgetting_
+    bank.learn_many(X[10_000:], y[10_000:])
+    assert still < 2e-3 < 0.01 < bank.forgetting_
+    u = bank.forgetting_weights_
+    assert u.sum() == pytest.approx(1.0) and np.all(u >= 1e-3 / len(u) * (1 - 1e-12))
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_auto_beats_every_fixed_forgetting_when_the_drift_rate_changes(task):
+    """The issue's target on edgereg.streams.drift_regimes (noise 0.5), seed 0."""
+    X, y, _, _ = drift_regimes(task=task, seed=0)
+    auto = DFOP(X.shape[1], "auto", task=task).learn_many(X, y)
+
+    def score(p):
+        return -np.mean((p - y) ** 2) if task == "regression" else np.mean(p == y)
+
+    fixed = [score(DFOP(X.shape[1], mu, task=task).learn_many(X, y)) for mu in DEFAULT_GRID]
+    assert score(auto) > max(fixed)
+
+
+def test_auto_is_a_bank_everywhere_a_dfop_is_built():
+    model = DFOP(3, forgetting="auto")
+    assert isinstance(model, DFOPBank) and isinstance(model, DFOP)
+    assert type(DFOP(3, "auto")) is DFOPBank and type(DFOP(3, 0.1)) is DFOP
+    assert model.get_params()["forgetting"] == "auto"
+    assert edgereg.DFOPBank is DFOPBank
+
+
+def test_memory_is_stated_and_fixed():
+    model = DFOP(10, "auto")
+    K, d = len(DEFAULT_GRID), 10
+    expected = 8 * K * (d + 1) * d + 8 * (9 + 2 * K + K * (3 * d + 10) + K * 32)
+    assert model.nbytes() == expected == 11_848
+    X, y = _stream("regression", n=2000, d=10)
+    model.learn_many(X, y)
+    assert model.nbytes() == expected
+    assert DFOP(10, "auto", dtype="float32").nbytes() == expected - 4 * K * (d + 1) * d
+
+
+def test_bad_parameters_are_explained():
+    with pytest.raises(ValueError, match="must be 'auto'"):
+        DFOPBank(3, forgetting=0.1)
+    with pytest.raises(ValueError, match="twice"):
+        DFOP(3, "auto", forgetting_grid=(0.1, 0.1))
+    with pytest.raises(ValueError, match="1 to 64"):
+        DFOP(3, "auto", forgetting_grid=())
+    with pytest.raises(ValueError, match="forgetting_grid entry"):
+        DFOP(3, "auto", forgetting_grid=(0.1, 1.0))
+    with pytest.raises(TypeError, match="sequence of numbers"):
+        DFOP(3, "auto", forgetting_grid="fast")
+    with pytest.raises(ValueError, match="share"):
+        DFOP(3, "auto", share=1.0)
+    with pytest.raises(ValueError, match="learning_rate"):
+        DFOP(3, "auto", learning_rate=0.0)
+    with pytest.raises(TypeError):
+        DFOP(3, 0.1, forgetting_grid=(0.1,))  # a grid only with "auto"
+    with pytest.raises(ValueError, match="takes no forgetting schedule"):
+        DFOP(3, "auto").learn_many(np.zeros((2, 3)), np.zeros(2), forgetting=0.1)
+
+
+@pytest.mark.parametrize("value", [1e101, -1e200, 1.7e308])
+def test_values_beyond_the_range_are_refused_with_the_state_unchanged(value):
+    X, y = _stream("regression", n=50, d=3)
+    model = DFOP(3, "auto")
+    model.learn_many(X, y)
+    before = [a.copy() for a in model.state]
+    with pytest.raises(ValueError, match="beyond the bank's range"):
+        model.learn_one([1.0, value, 0.0], 1.0)
+    with pytest.raises(ValueError, match="beyond the bank's range"):
+        model.learn_one([1.0, 0.0, 0.0], value)
+    with pytest.raises(ValueError, match="row 1 "):
+        model.learn_many([[0.0, 1.0, 0.0], [value, 0.0, 0.0]], [1.0, 2.0])
+    model_after_one = [a.copy() for a in model.state]
+    assert model_after_one[-1][0] == before[-1][0] + 1  # row 0 learnt, row 1 not
+    skip = DFOP(3, "auto", on_invalid="skip")
+    skip.learn_many([[0.0, 1.0, 0.0], [value, 0.0, 0.0]], [1.0, 2.0])
+    assert skip.n_seen_ == 1 and skip.n_skipped_ == 1
+
+
+def test_a_state_file_with_broken_weights_is_refused(tmp_path):
+    X, y = _stream("regression", n=100)
+    model = DFOP(4, "auto")
+    model.learn_many(X, y)
+    path = tmp_path / "bank.npz"
+    model.save(path)
+    again = edgereg.load(path)
+    assert type(again) is DFOPBank and again.forgetting_ == model.forgetting_
+    with np.load(path) as npz:
+        arrays = dict(npz)
+    for field, value, match in (("state.weights", -1.0, "weights"),
+                                ("state.member_counts", 99, "refresh coordinate"),
+                                ("state.scale", -1.0, "scale")):
+        bad = {k: v.copy() for k, v in arrays.items()}
+        bad[field].flat[-1] = value
+        np.savez(tmp_path / "bad.npz", **bad)
+        with pytest.raises(StateFileError, match=match):
+            edgereg.load(tmp_path / "bad.npz")
+
+
+def test_the_adapters_take_auto():
+    """scikit-learn's and river's DFOP adapters build a bank and learn as it does."""
+    X, y = _stream("regression", n=200, d=3)
+    bank = DFOP(3, "auto")
+    expected = bank.learn_many(X, y)
+    sklearn = pytest.importorskip("edgereg.sklearn")
+    est = sklearn.DFOPRegressor(forgetting="auto").fit(X, y)
+    assert type(est.model_) is DFOPBank
+    assert np.array_equal(est.model_.coef_, bank.coef_)
+    river = pytest.importorskip("edgereg.river")
+    online = river.DFOPRegressor(forgetting="auto")
+    got = []
+    for x, t in zip(X, y, strict=True):
+        features = dict(enumerate(x))
+        got.append(online.predict_one(features))
+        online.learn_one(features, t)
+    assert type(online.model_) is DFOPBank
+    np.testing.assert_allclose(got[1:], expected[1:], rtol=1e-12)
