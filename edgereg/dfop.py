@@ -189,8 +189,8 @@ class DFOP(OnlineModel):
         than 1/e). 0 gives plain recursive least squares (see :class:`RLS`).
         ``learn_many(..., forgetting=array)`` overrides it per step (G-DFOP).
         ``"auto"`` learns it: the model is then a :class:`edgereg.DFOPBank`,
-        8 DFOPs on a grid of mu combined by weights that follow the best
-        one over time (8 times the memory and work).
+        6 DFOPs on a grid of mu combined by weights that follow the best
+        one over time (6 times the memory and work).
     task : {"regression", "classification"}
         Classification learns the labels as targets in {-1, +1} (labels in
         {0, 1} are accepted and 0 is mapped to -1) and predicts
