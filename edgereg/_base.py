@@ -470,6 +470,20 @@ def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: 
         raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
 
 
+def aligned_zeros(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    """Zeros starting on a 64-byte boundary: a view of a block 64 bytes larger.
+
+    NumPy promises 16 bytes; a kernel's vectors that start mid-cache-line
+    cost the fused DFOP pass up to 20% at d = 50 (measured, issue 16).
+    ``.base`` is the whole block (count its nbytes).
+    """
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    raw = np.zeros(n + 64 // dtype.itemsize, dtype=dtype)
+    skip = (-raw.__array_interface__["data"][0] % 64) // dtype.itemsize
+    return raw[skip : skip + n].reshape(shape)
+
+
 def symmetric_faults(name: str, P: np.ndarray) -> list[tuple[str, str]]:
     """Faults of a matrix the kernels keep exactly symmetric.
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import index_faults, symmetric_faults
+from ._base import aligned_zeros, index_faults, symmetric_faults
 from ._jit import python_function
 from ._kernels.bank import (
     CLASSIFY,
@@ -71,6 +71,7 @@ class DFOPBankWork(NamedTuple):
     codes: np.ndarray  # int64 (2,): classify, skip
     predictions: np.ndarray  # float64 (K,): the members' predictions, then losses
     chunk: np.ndarray  # float64 (K * CHUNK,): the members' predictions of a chunk
+    block: np.ndarray  # float64: A, the block all the above (and the bank's learnt fields) view
 
 
 def _allocate_bank(
@@ -81,12 +82,12 @@ def _allocate_bank(
     d, K = n_features, len(grid)
     PW = np.zeros((K, d + 1, d), dtype=dtype)
     PW[:, np.arange(d), np.arange(d)] = p0
-    A = np.zeros(python_function(bank_size)(K, d), dtype=np.float64)
+    A = aligned_zeros(python_function(bank_size)(K, d))
     hyper, codes, counts, scale, v, q, B, chunk = python_function(_bank_views)(A, K, d)
     hyper[ETA], hyper[SHARE] = eta, share
     codes[CLASSIFY], codes[SKIP] = classify, skip
     v[:] = 1.0 / K
-    members = B.reshape(K, -1)  # row k: member k's DFOP block
+    members = B.reshape(K, -1)  # row k: member k's DFOP block (and its padding)
     for row, mu in zip(members, grid, strict=True):
         _, _, h, c = python_function(_packed_views)(row, d)
         # Members skip what their state cannot take; the bank has refused
@@ -106,7 +107,7 @@ def _allocate_bank(
         counts=counts,
     )
     work = DFOPBankWork(scratch, member_hyper, member_codes.view(np.int64), hyper, codes, q,
-                        chunk)
+                        chunk, A)
     return state, work
 
 
@@ -222,15 +223,16 @@ class DFOPBank(DFOP):
     def _bind_state(self) -> None:
         s = self._state
         self._PW = s.P.base
-        self._B = s.weights.base  # the block A: learn_one's kernel takes (x, y, PW, A)
-        assert self._PW is s.w.base and self._B is s.counts.base
+        self._B = self._work.block  # A: learn_one's kernel takes (x, y, PW, A)
+        assert self._PW is s.w.base
         self._learn_one_kernel = self._packed_kernel
 
     _packed_kernel = staticmethod(_bank_learn_one)
 
     def nbytes(self) -> int:
-        """Bytes of the bank's two blocks (every field is a view of one of them)."""
-        return int(self._PW.nbytes + self._B.nbytes)
+        """Bytes of the bank's two blocks (every field is a view of one of them;
+        A with the 64 bytes that align it)."""
+        return int(self._PW.nbytes + self._B.base.nbytes)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
         """Every member's DFOP invariants; weights a distribution; a scale that is one."""
