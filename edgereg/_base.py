@@ -62,6 +62,7 @@ MODEL_MODULES = {
     "DFOP": "dfop",
     "RLS": "dfop",
     "DFOPBank": "bank",
+    "FleetBank": "bank",
     "Fleet": "fleet",
     "NORMAClassifier": "norma",
     "NORMANovelty": "norma",
@@ -473,15 +474,28 @@ def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: 
 def aligned_zeros(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
     """Zeros starting on a 64-byte boundary: a view of a block 64 bytes larger.
 
-    NumPy promises 16 bytes; a kernel's vectors that start mid-cache-line
-    cost the fused DFOP pass up to 20% at d = 50 (measured, issue 16).
-    ``.base`` is the whole block (count its nbytes).
+    NumPy promises 16 bytes. DFOP's fused pass at d = 200 ran 35% slower with
+    its scratch 16- but not 32-byte aligned, and a bank's members 20% slower
+    at d = 50 with theirs 8-byte aligned (docs/design/alignment_study.py).
+    ``.base`` is the whole block (``block_at`` finds a block again).
     """
     dtype = np.dtype(dtype)
     n = int(np.prod(shape))
     raw = np.zeros(n + 64 // dtype.itemsize, dtype=dtype)
     skip = (-raw.__array_interface__["data"][0] % 64) // dtype.itemsize
     return raw[skip : skip + n].reshape(shape)
+
+
+def block_at(view: np.ndarray, shape: int | tuple[int, ...]) -> np.ndarray:
+    """The C-contiguous block of ``shape`` that starts where ``view`` starts, in the
+    same memory (``aligned_zeros``' blocks are views: their fields' ``.base`` is
+    the larger block they sit in)."""
+    base = view.base if view.base is not None else view
+    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+    n = int(np.prod(shape))
+    block = base.reshape(-1)[start // base.itemsize :][:n].reshape(shape)
+    assert block.__array_interface__["data"][0] == view.__array_interface__["data"][0]
+    return block
 
 
 def symmetric_faults(name: str, P: np.ndarray) -> list[tuple[str, str]]:

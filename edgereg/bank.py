@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import aligned_zeros, index_faults, symmetric_faults
+from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric_faults
 from ._jit import python_function
 from ._kernels.bank import (
     CLASSIFY,
@@ -35,10 +35,17 @@ from ._kernels.bank import (
     bank_size,
 )
 from ._kernels.dfop import COUNTS, FORGOTTEN, _packed_views
-from ._validate import check_float
+from ._kernels.fleet import (
+    _fleet_bank_learn_many,
+    _fleet_bank_learn_one,
+    _fleet_bank_predict_many,
+    _fleet_bank_predict_one,
+)
+from ._validate import check_dtype, check_float, check_int, check_on_invalid
 from .dfop import DFOP, dfop_constants, init_dfop_parameters, refresh_period
+from .fleet import Fleet
 
-__all__ = ["DFOPBank", "DEFAULT_GRID", "ISSUE_GRID"]
+__all__ = ["DFOPBank", "FleetBank", "DEFAULT_GRID", "ISSUE_GRID"]
 
 #: The forgetting factors of the default bank: issue 16's grid without 1e-4
 #: and 3e-4, which were never the best fixed choice on the paper's streams;
@@ -74,48 +81,101 @@ class DFOPBankWork(NamedTuple):
     block: np.ndarray  # float64: A, the block all the above (and the bank's learnt fields) view
 
 
-def _allocate_bank(
-    n_features: int, grid: tuple[float, ...], p0: float, dtype: np.dtype,
+def _allocate_banks(
+    n_banks: int, n_features: int, grid: tuple[float, ...], p0: float, dtype: np.dtype,
     keep_prior: bool, classify: bool, skip: bool, eta: float, share: float,
 ) -> tuple[DFOPBankState, DFOPBankWork]:
-    """The bank's state and workspace, views of its two blocks (``_kernels/bank.py``)."""
-    d, K = n_features, len(grid)
-    PW = np.zeros((K, d + 1, d), dtype=dtype)
-    PW[:, np.arange(d), np.arange(d)] = p0
-    A = aligned_zeros(python_function(bank_size)(K, d))
-    hyper, codes, counts, scale, v, q, B, chunk = python_function(_bank_views)(A, K, d)
-    hyper[ETA], hyper[SHARE] = eta, share
-    codes[CLASSIFY], codes[SKIP] = classify, skip
-    v[:] = 1.0 / K
-    members = B.reshape(K, -1)  # row k: member k's DFOP block (and its padding)
-    for row, mu in zip(members, grid, strict=True):
-        _, _, h, c = python_function(_packed_views)(row, d)
-        # Members skip what their state cannot take; the bank has refused
-        # every invalid sample before they see it (_kernels/bank.py).
-        dfop_constants(mu, p0, refresh_period(d, mu), keep_prior, True, h, c)
-    # The fields over all members: DFOP's own views of a row, stacked.
+    """n_banks banks' state and workspace, every field with a leading axis of n_banks.
+
+    Two blocks (``_kernels/bank.py``): PW (n_banks, K, d + 1, d) and A
+    (n_banks, bank_size), each row of A starting on a 64-byte boundary. A
+    DFOPBank is row 0 of one bank; a FleetBank's model k is row k.
+    """
+    F, d, K = n_banks, n_features, len(grid)
+    PW = aligned_zeros((F, K, d + 1, d), dtype)  # as DFOP's (dfop._allocate)
+    PW[:, :, np.arange(d), np.arange(d)] = p0
+    size = python_function(bank_size)(K, d)
+    A = aligned_zeros((F, (size + 7) // 8 * 8))[:, :size]
+    for row in A:
+        hyper, codes, _, _, v, _, B, _ = python_function(_bank_views)(row, K, d)
+        hyper[ETA], hyper[SHARE] = eta, share
+        codes[CLASSIFY], codes[SKIP] = classify, skip
+        v[:] = 1.0 / K
+        for member, mu in zip(B.reshape(K, -1), grid, strict=True):
+            _, _, h, c = python_function(_packed_views)(member, d)
+            # Members skip what their state cannot take; the bank has refused
+            # every invalid sample before they see it (_kernels/bank.py).
+            dfop_constants(mu, p0, refresh_period(d, mu), keep_prior, True, h, c)
+    # Every field over all banks (and members): bank 0's (member 0's) own
+    # views, stacked, so the layout is written once (_bank_views, _packed_views).
+    hyper, codes, counts, scale, v, q, B, chunk = (
+        _stacked(A, view) for view in python_function(_bank_views)(A[0], K, d)
+    )
+    members = B.reshape(F, K, -1)  # [f, k]: bank f's member k's DFOP block (and padding)
     scratch, L, member_hyper, member_codes = (
-        _stacked(members, view) for view in python_function(_packed_views)(members[0], d)
+        _stacked(members, view) for view in python_function(_packed_views)(members[0, 0], d)
     )
     state = DFOPBankState(
-        w=PW[:, d],
-        P=PW[:, :d],
-        forgotten=L[:, FORGOTTEN : FORGOTTEN + 1],
-        member_counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
+        w=PW[:, :, d],
+        P=PW[:, :, :d],
+        forgotten=L[..., FORGOTTEN : FORGOTTEN + 1],
+        member_counts=L[..., COUNTS : COUNTS + 4].view(np.int64),
         weights=v,
         scale=scale,
-        counts=counts,
+        counts=counts.view(np.int64),
     )
-    work = DFOPBankWork(scratch, member_hyper, member_codes.view(np.int64), hyper, codes, q,
-                        chunk, A)
+    work = DFOPBankWork(scratch, member_hyper, member_codes.view(np.int64), hyper,
+                        codes.view(np.int64), q, chunk, A)
     return state, work
 
 
-def _stacked(members: np.ndarray, view: np.ndarray) -> np.ndarray:
-    """The columns of ``members`` (K, size) that ``view`` (of row 0) covers, for every row."""
+def _stacked(rows: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """The entries of every ``rows[..., :]`` that ``view`` covers in the first one."""
     offset = (view.__array_interface__["data"][0]
-              - members.__array_interface__["data"][0]) // members.itemsize
-    return members[:, offset : offset + view.size]
+              - rows.__array_interface__["data"][0]) // rows.itemsize
+    return rows[..., offset : offset + view.size]
+
+
+def bank_faults(s: DFOPBankState, grid: tuple[float, ...], d: int) -> list[tuple[str, str]]:
+    """(field, reason) for every invariant one bank's state breaks (none: usable).
+
+    Every member's DFOP invariants (``DFOP._state_faults``); weights that are
+    a distribution; a target scale that is one.
+    """
+    faults = []
+    mc = s.member_counts
+    if np.any(mc > np.iinfo(np.int64).max // 4) or np.any(mc[:, :3] < 0):
+        faults.append(("member_counts", "holds a count that is negative or beyond 2^61"))
+    if np.any(s.counts < 0):
+        faults.append(("counts", f"holds a negative sample count {s.counts.tolist()}"))
+    for k, mu in enumerate(grid):
+        faults += index_faults("member_counts", int(mc[k, 3]), 0, d - 1,
+                               f"member {k}'s next refresh coordinate")
+        period = refresh_period(d, mu)
+        if not 0.0 <= float(s.forgotten[k, 0]) <= period:
+            faults.append(("forgotten", f"member {k} holds {float(s.forgotten[k, 0])!r}, "
+                                        f"outside 0..{period}"))
+        faults += symmetric_faults("P", s.P[k])
+    v = s.weights
+    if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
+        faults.append(("weights", "are not positive weights of sum 1"))
+    if not (s.scale[0] >= 0.0 and s.scale[2] >= 0.0):
+        faults.append(("scale", "holds a negative count or variance"))
+    return faults
+
+
+def _check_auto(forgetting: Any, what: str) -> None:
+    if not (isinstance(forgetting, str) and forgetting == "auto"):
+        raise ValueError(f"a {what}'s forgetting must be 'auto', got {forgetting!r}")
+
+
+def _init_bank_parameters(model: Any, grid: Any, learning_rate: Any, share: Any) -> None:
+    """The bank's own parameters (DFOP's are set by ``init_dfop_parameters``)."""
+    model.forgetting = "auto"
+    model.forgetting_grid = _check_grid(grid)
+    model.learning_rate = check_float("learning_rate", learning_rate, 0.0, 1e6, low_open=True)
+    model.share = check_float("share", share, 0.0, 1.0, high_open=True)
+    model._grid = np.array(model.forgetting_grid)
 
 
 class DFOPBank(DFOP):
@@ -167,8 +227,9 @@ class DFOPBank(DFOP):
     Notes
     -----
     Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3d + 10)
-    float64), plus 2K + 9 float64 and the predictions of a chunk of 32 rows
-    per member: ``nbytes()``. d = 10, K = 6: 8.9 KB in float64 (1.1 KB for one DFOP).
+    float64, each member's rounded up to 8), plus 2K + 9 float64 and the
+    predictions of a chunk of 32 rows per member: ``nbytes()``. d = 10,
+    K = 6: 8.9 KB in float64 (1.1 KB for one DFOP).
 
     A sample is invalid for the bank (raise or skip, as ``on_invalid``
     says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid
@@ -203,59 +264,36 @@ class DFOPBank(DFOP):
         learning_rate: float = 2.0,
         share: float = 1e-3,
     ) -> None:
-        if not (isinstance(forgetting, str) and forgetting == "auto"):
-            raise ValueError(f"a DFOPBank's forgetting must be 'auto', got {forgetting!r}")
+        _check_auto(forgetting, "DFOPBank")
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
-        self.forgetting = "auto"
-        self.forgetting_grid = _check_grid(forgetting_grid)
-        self.learning_rate = check_float("learning_rate", learning_rate, 0.0, 1e6, low_open=True)
-        self.share = check_float("share", share, 0.0, 1.0, high_open=True)
-        self._grid = np.array(self.forgetting_grid)
+        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
         self.reset()
 
     def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
-        return _allocate_bank(
-            self.n_features, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
+        state, work = _allocate_banks(
+            1, self.n_features, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
             self._classify, self._skip, self.learning_rate, self.share,
         )
+        return DFOPBankState(*(f[0] for f in state)), DFOPBankWork(*(f[0] for f in work))
 
     def _bind_state(self) -> None:
         s = self._state
-        self._PW = s.P.base
+        K, d = s.w.shape
+        self._PW = block_at(s.P, (K, d + 1, d))
         self._B = self._work.block  # A: learn_one's kernel takes (x, y, PW, A)
-        assert self._PW is s.w.base
         self._learn_one_kernel = self._packed_kernel
 
     _packed_kernel = staticmethod(_bank_learn_one)
 
     def nbytes(self) -> int:
         """Bytes of the bank's two blocks (every field is a view of one of them;
-        A with the 64 bytes that align it)."""
-        return int(self._PW.nbytes + self._B.base.nbytes)
+        as for every model, not the <= 64 bytes before each that align it)."""
+        return int(self._PW.nbytes + self._B.nbytes)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
-        """Every member's DFOP invariants; weights a distribution; a scale that is one."""
-        s: DFOPBankState = state  # type: ignore[assignment]
         faults = super(DFOP, self)._state_faults(state)
-        d = self.n_features
-        mc = s.member_counts
-        if np.any(mc > np.iinfo(np.int64).max // 4) or np.any(mc[:, :3] < 0):
-            faults.append(("member_counts", "holds a count that is negative or beyond 2^61"))
-        for k, mu in enumerate(self.forgetting_grid):
-            faults += index_faults("member_counts", int(mc[k, 3]), 0, d - 1,
-                                   f"member {k}'s next refresh coordinate")
-            period = refresh_period(d, mu)
-            if not 0.0 <= float(s.forgotten[k, 0]) <= period:
-                faults.append(("forgotten", f"member {k} holds {float(s.forgotten[k, 0])!r}, "
-                                            f"outside 0..{period}"))
-            faults += symmetric_faults("P", s.P[k])
-        v = s.weights
-        if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
-            faults.append(("weights", "are not positive weights of sum 1"))
-        if not (s.scale[0] >= 0.0 and s.scale[2] >= 0.0):
-            faults.append(("scale", "holds a negative count or variance"))
-        return faults
+        return faults + bank_faults(state, self.forgetting_grid, self.n_features)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ attributes
     @property
@@ -344,3 +382,125 @@ def _check_grid(grid: Any) -> tuple[float, ...]:
     if len(set(values)) != len(values):
         raise ValueError(f"forgetting_grid holds a factor twice: {values}")
     return tuple(values)
+
+
+class FleetBankWork(NamedTuple):
+    """A FleetBank's workspace: its banks' (``DFOPBankWork``, stacked) and the models' status."""
+
+    scratch: np.ndarray
+    member_hyper: np.ndarray
+    member_codes: np.ndarray
+    hyper: np.ndarray
+    codes: np.ndarray
+    predictions: np.ndarray
+    chunk: np.ndarray
+    block: np.ndarray
+    status: np.ndarray  # int64 (n_models,): each model's status of the last call (Fleet's)
+
+
+class FleetBank(Fleet):
+    """A Fleet of DFOPBanks: ``Fleet(n_models, n_features, forgetting="auto")``.
+
+    Model k is a :class:`DFOPBank` (bit for bit: ``model(k)`` continues it
+    exactly) that learns its own drift rate; the models run in parallel as
+    a Fleet's do (``prange``). Parameters: a Fleet's, plus the bank's
+    ``forgetting_grid``, ``learning_rate`` and ``share``. Attributes, per
+    model: ``forgetting_`` (n_models,), ``forgetting_weights_`` (n_models,
+    K), ``coef_`` (n_models, n_features) and ``member_coef_``.
+
+    Memory: n_models times a DFOPBank's (``nbytes()``), plus 8 bytes a model.
+    """
+
+    def __init__(
+        self,
+        n_models: int,
+        n_features: int,
+        forgetting: str = "auto",
+        *,
+        task: str = "regression",
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        forgetting_grid: Any = DEFAULT_GRID,
+        learning_rate: float = 2.0,
+        share: float = 1e-3,
+    ) -> None:
+        _check_auto(forgetting, "FleetBank")
+        self.n_models = check_int("n_models", n_models)
+        self.n_features = check_int("n_features", n_features)
+        self.dtype = check_dtype(dtype)
+        self.on_invalid = check_on_invalid(on_invalid)
+        self._skip = self.on_invalid == "skip"
+        init_dfop_parameters(self, self.n_features, 0.0, task, p0, keep_prior)
+        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        self.reset()
+
+    def _allocate(self) -> tuple[DFOPBankState, FleetBankWork]:  # type: ignore[override]
+        state, work = _allocate_banks(
+            self.n_models, self.n_features, self.forgetting_grid, self.p0, self.dtype,
+            self.keep_prior, self._classify, self._skip, self.learning_rate, self.share,
+        )
+        return state, FleetBankWork(*work, status=np.zeros(self.n_models, dtype=np.int64))
+
+    def _bind_state(self) -> None:
+        s = self._state
+        F, K, d = s.w.shape
+        self._PW = block_at(s.P, (F, K, d + 1, d))
+        self._A = self._work.block
+
+    def nbytes(self) -> int:
+        """Bytes of the banks' two blocks and the status (A's rows without their padding)."""
+        return int(self._PW.nbytes + self._A.nbytes + self._work.status.nbytes)
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
+        faults = OnlineModel._state_faults(self, state)
+        for k in range(self.n_models):
+            one = DFOPBankState(*(field[k] for field in state))
+            for field, reason in bank_faults(one, self.forgetting_grid, self.n_features):
+                faults.append((field, f"of model {k}: {reason}"))
+        return faults
+
+    # ---------------------------------------------------------------- kernels
+    def _learn_blocks(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> int:
+        return _fleet_bank_learn_many(X, Y, out, self._PW, self._A, self._work.status)
+
+    def _learn_samples(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> int:
+        return _fleet_bank_learn_one(X, Y, out, self._PW, self._A, self._work.status)
+
+    def _predict_samples(self, X: np.ndarray, out: np.ndarray) -> None:
+        _fleet_bank_predict_one(X, self._PW, self._A, out)
+
+    def _predict_blocks(self, X: np.ndarray, out: np.ndarray) -> None:
+        _fleet_bank_predict_many(X, self._PW, self._A, out)
+
+    # ------------------------------------------------------------- attributes
+    @property
+    def forgetting_weights_(self) -> np.ndarray:
+        """Each model's members' weights (sum 1), shape (n_models, K)."""
+        v = self._state.weights
+        return v / v.sum(axis=1, keepdims=True)
+
+    @property
+    def forgetting_(self) -> np.ndarray:
+        """Each model's learnt drift rate, shape (n_models,)."""
+        return self.forgetting_weights_ @ self._grid
+
+    @property
+    def member_coef_(self) -> np.ndarray:
+        """Every model's members' weights, shape (n_models, K, n_features) (a copy)."""
+        return np.array(self._state.w, dtype=np.float64)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """sum_k u_k w_k per model, shape (n_models, n_features)."""
+        return np.einsum("fk,fkd->fd", self.forgetting_weights_, self.member_coef_)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        return [
+            {"n_models": 3, "n_features": 4},
+            {"n_models": 2, "n_features": 3, "task": "classification",
+             "forgetting_grid": (0.0, 0.05)},
+            {"n_models": 2, "n_features": 5, "dtype": "float32", "keep_prior": False},
+        ]

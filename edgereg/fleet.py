@@ -27,6 +27,8 @@ import numpy as np
 from ._base import (
     OnlineModel,
     StateFileError,
+    aligned_zeros,
+    block_at,
     read_npz,
     symmetric_faults,
 )
@@ -80,7 +82,7 @@ def _allocate(
 ) -> tuple[FleetState, FleetWork]:
     """Model k's blocks are row k of DFOP's (``_kernels/dfop.py``'s header)."""
     K, d = n_models, n_features
-    PW = np.zeros((K, d + 1, d), dtype=dtype)
+    PW = aligned_zeros((K, d + 1, d), dtype)  # as DFOP's (dfop._allocate)
     idx = np.arange(d)
     PW[:, idx, idx] = p0
     L = np.zeros((K, N_LEARNT), dtype=np.float64)
@@ -91,7 +93,7 @@ def _allocate(
         counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
     )
     work = FleetWork(
-        scratch=np.zeros((K, 3 * d), dtype=np.float64),
+        scratch=aligned_zeros((K, 3 * d)),
         status=np.zeros(K, dtype=np.int64),
         hyper=np.zeros(N_HYPER, dtype=np.float64),
         codes=np.zeros(N_CODES, dtype=np.int64),
@@ -149,6 +151,9 @@ class Fleet(OnlineModel):
         Input dimension d (the same for every model).
     forgetting, task, p0, keep_prior, dtype
         As for :class:`~edgereg.DFOP`; shared by all models.
+        ``forgetting="auto"`` makes every model a self-tuning
+        :class:`~edgereg.DFOPBank` (the fleet is then a
+        :class:`~edgereg.bank.FleetBank`).
     on_invalid : {"raise", "skip"}
         What a NaN/inf (or, for classification, a label outside {-1, 0, 1})
         in model k's row does. Models never affect each other:
@@ -195,6 +200,15 @@ class Fleet(OnlineModel):
            [ 1., -1.]])
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``Fleet(..., forgetting="auto")`` is a :class:`edgereg.bank.FleetBank` (issue 16)."""
+        forgetting = args[2] if len(args) > 2 else kwargs.get("forgetting")
+        if cls is Fleet and isinstance(forgetting, str) and forgetting == "auto":
+            from .bank import FleetBank
+
+            cls = FleetBank
+        return super().__new__(cls)
+
     def __init__(
         self,
         n_models: int,
@@ -227,7 +241,9 @@ class Fleet(OnlineModel):
 
     def _bind_state(self) -> None:
         s = self._state
-        self._PW, self._L = s.P.base, s.forgotten.base  # the blocks (``_allocate``)
+        K, d = s.w.shape
+        self._PW = block_at(s.P, (K, d + 1, d))  # the blocks (``_allocate``)
+        self._L = s.forgotten.base
 
     @property
     def coef_(self) -> np.ndarray:
@@ -256,12 +272,9 @@ class Fleet(OnlineModel):
         not change the fleet.
         """
         k = self._check_index(k)
-        m = DFOP(**self._dfop_params())
-        s = self._state
-        m._copy_state_in(
-            {"w": s.w[k], "P": s.P[k], "forgotten": s.forgotten[k], "counts": s.counts[k]},
-            source=f"fleet model {k}",
-        )
+        m = DFOP(**self._dfop_params())  # a DFOPBank when forgetting="auto"
+        m._copy_state_in({field: value[k] for field, value in self._state._asdict().items()},
+                         source=f"fleet model {k}")
         return m
 
     def set_model(self, k: int, model: DFOP) -> None:
@@ -271,9 +284,8 @@ class Fleet(OnlineModel):
             raise ValueError(
                 f"model must be a DFOP with parameters {self._dfop_params()}, got {model!r}"
             )
-        src = model._state
-        for field in ("w", "P", "forgotten", "counts"):
-            getattr(self._state, field)[k] = getattr(src, field)
+        for field, value in model._state._asdict().items():
+            getattr(self._state, field)[k] = value
 
     def _check_index(self, k: Any) -> int:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
@@ -374,12 +386,21 @@ class Fleet(OnlineModel):
         X = self._check_X(X, 3)
         Y = self._targets(y, X.shape[:2])
         out = np.empty(X.shape[:2], dtype=np.float64)
-        w = self._work
-        nbad = _fleet_learn_many(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
-                                 w.status)
-        if nbad:
-            self._raise_invalid(X, y, w.status, out, one=False)
+        if self._learn_blocks(X, Y, out):
+            self._raise_invalid(X, y, self._work.status, out, one=False)
         return self._finish(out)
+
+    def _learn_blocks(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> int:
+        """The block kernel: status per model in work.status; returns how many stopped."""
+        w = self._work
+        return _fleet_learn_many(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
+                                 w.status)
+
+    def _learn_samples(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> int:
+        """The one-sample kernel: status per model in work.status; returns how many failed."""
+        w = self._work
+        return _fleet_learn_one(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
+                                w.status)
 
     def learn_one(self, X: Any, y: Any) -> np.ndarray:
         """Every model k learns its one sample (X[k], y[k]); return the predictions.
@@ -398,9 +419,8 @@ class Fleet(OnlineModel):
         X = self._check_X(X, 2)
         Y = self._targets(y, (self.n_models,))
         out = np.empty(self.n_models, dtype=np.float64)
+        nbad = self._learn_samples(X, Y, out)
         w = self._work
-        nbad = _fleet_learn_one(X, Y, out, self._PW, self._L, w.scratch, w.hyper, w.codes,
-                                w.status)
         if nbad and not self._skip:
             rows = np.where(w.status != 0, 0, -1).astype(np.int64)
             self._raise_invalid(X, y, rows, out, one=True)
@@ -410,8 +430,14 @@ class Fleet(OnlineModel):
         """Raw scores w_k^T X[k], shape (n_models,)."""
         X = self._check_X(X, 2)
         out = np.empty(self.n_models, dtype=np.float64)
-        _fleet_predict_one(X, self._state.w, out)
+        self._predict_samples(X, out)
         return out
+
+    def _predict_samples(self, X: np.ndarray, out: np.ndarray) -> None:
+        _fleet_predict_one(X, self._state.w, out)
+
+    def _predict_blocks(self, X: np.ndarray, out: np.ndarray) -> None:
+        _fleet_predict_many(X, self._state.w, out)
 
     def predict_one(self, X: Any) -> np.ndarray:
         """Predict one sample per model without learning; X (n_models, n_features)."""
@@ -421,7 +447,7 @@ class Fleet(OnlineModel):
         """Raw scores for a block per model; X (n_models, n, d) -> (n_models, n)."""
         X = self._check_X(X, 3)
         out = np.empty(X.shape[:2], dtype=np.float64)
-        _fleet_predict_many(X, self._state.w, out)
+        self._predict_blocks(X, out)
         return out
 
     def predict_many(self, X: Any) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import edgereg
-from edgereg import DFOP, DFOPBank, StateFileError
+from edgereg import DFOP, DFOPBank, FleetBank, StateFileError
 from edgereg.bank import DEFAULT_GRID, ISSUE_GRID
 from edgereg.streams import drift_regimes
 
@@ -151,8 +151,8 @@ def test_memory_is_stated_and_fixed():
     model = DFOP(10, "auto")
     K, d = len(DEFAULT_GRID), 10
     stride = -(-(3 * d + 10) // 8) * 8  # a member's DFOP block, padded to 64 bytes
-    expected = 8 * K * (d + 1) * d + 8 * (9 + 2 * K + K * stride + K * 32 + 8)
-    assert model.nbytes() == expected == 8_968
+    expected = 8 * K * (d + 1) * d + 8 * (9 + 2 * K + K * stride + K * 32)
+    assert model.nbytes() == expected == 8_904
     X, y = _stream("regression", n=2000, d=10)
     model.learn_many(X, y)
     assert model.nbytes() == expected
@@ -237,3 +237,43 @@ def test_the_adapters_take_auto():
         online.learn_one(features, t)
     assert type(online.model_) is DFOPBank
     np.testing.assert_allclose(got[1:], expected[1:], rtol=1e-12)
+
+
+def test_a_fleet_with_auto_forgetting_is_a_bank_per_model_bit_for_bit(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3, 250, 4))
+    y = np.einsum("fnd,fd->fn", X, rng.normal(size=(3, 4)))
+    y[:, 125:] *= -1.0  # a switch halfway
+    fleet = edgereg.Fleet(3, 4, forgetting="auto")
+    assert type(fleet) is FleetBank and isinstance(fleet, edgereg.Fleet)
+    out = fleet.learn_many(X, y)
+    one = edgereg.Fleet(3, 4, forgetting="auto")
+    out_one = np.array([one.learn_one(X[:, t], y[:, t]) for t in range(250)]).T
+    assert np.array_equal(out, out_one)
+    for k in range(3):
+        bank = DFOP(4, "auto")
+        assert np.array_equal(bank.learn_many(X[k], y[k]), out[k])
+        for field, value in bank.state._asdict().items():
+            assert np.array_equal(getattr(fleet.state, field)[k], value), field
+        assert fleet.forgetting_[k] == pytest.approx(bank.forgetting_, rel=1e-14)  # a dot product
+        copy = fleet.model(k)
+        assert type(copy) is DFOPBank and np.array_equal(copy.state.weights, bank.state.weights)
+    fleet.set_model(0, fleet.model(2))
+    assert np.array_equal(fleet.state.P[0], fleet.state.P[2])
+    path = tmp_path / "fleet.npz"
+    fleet.save(path)
+    again = edgereg.load(path)
+    assert type(again) is FleetBank
+    assert np.array_equal(again.predict_many(X), fleet.predict_many(X))
+
+
+def test_a_fleet_of_banks_stops_only_the_model_with_a_bad_row():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2, 40, 3))
+    y = X.sum(axis=2)
+    X[1, 17, 0] = np.nan
+    fleet = edgereg.Fleet(2, 3, forgetting="auto")
+    with pytest.raises(edgereg.fleet.FleetInvalidInputError, match="model 1, row 17") as info:
+        fleet.learn_many(X, y)
+    assert info.value.rows.tolist() == [-1, 17]
+    assert fleet.n_seen_.tolist() == [40, 17]

@@ -7,10 +7,13 @@ models fed the same rows, and nothing is allocated per step.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import prange
 
 from .._jit import compiled, recompile_with
+from . import bank as _bank_kernels
 from . import dfop as _dfop_kernels
+from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_many, _bank_predict_one
 from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
@@ -69,5 +72,46 @@ def _fleet_predict_one(X, W, OUT):
         OUT[k] = _dfop_predict_one(X[k], W[k])
 
 
-# The fleet kernels call DFOP's: recompile them when _kernels/dfop.py changes (see _jit).
-recompile_with(globals(), _dfop_kernels)
+# ------------------------------------------------- a fleet of banks (issue 16)
+# Fleet(..., forgetting="auto"): model k is a DFOPBank whose blocks are PW[k]
+# and A[k] (``_kernels/bank.py``); the same prange over the models.
+@parallel_kernel
+def _fleet_bank_learn_many(X, Y, OUT, PW, A, STATUS):
+    """Bank k learns (X[k], Y[k]) (``bank._bank_learn_many``); as ``_fleet_learn_many``."""
+    K = X.shape[0]
+    for k in prange(K):
+        STATUS[k] = _bank_learn_many(X[k], Y[k], OUT[k], PW[k], A[k])
+    bad = 0
+    for k in range(K):
+        if STATUS[k] >= 0:
+            bad += 1
+    return bad
+
+
+@parallel_kernel
+def _fleet_bank_learn_one(X, Y, OUT, PW, A, STATUS):
+    """Bank k learns its one sample; STATUS[k] 1 when it was invalid (NaN prediction)."""
+    K = X.shape[0]
+    for k in prange(K):
+        OUT[k] = _bank_learn_one(X[k], Y[k], PW[k], A[k])
+        STATUS[k] = 1 if np.isnan(OUT[k]) else 0
+    bad = 0
+    for k in range(K):
+        bad += STATUS[k]
+    return bad
+
+
+@parallel_kernel
+def _fleet_bank_predict_many(X, PW, A, OUT):
+    for k in prange(X.shape[0]):
+        _bank_predict_many(X[k], PW[k], A[k], OUT[k])
+
+
+@parallel_kernel
+def _fleet_bank_predict_one(X, PW, A, OUT):
+    for k in prange(X.shape[0]):
+        OUT[k] = _bank_predict_one(X[k], PW[k], A[k])
+
+
+# The fleet kernels call DFOP's and the bank's: recompile them when those change (see _jit).
+recompile_with(globals(), _dfop_kernels, _bank_kernels)
