@@ -72,6 +72,7 @@ MODEL_MODULES = {
     "PARegressor": "mores",
     "SelectiveSampler": "selective",
     "SparseDFOP": "sparse_dfop",
+    "SparseDFOPBank": "sparse_bank",
 }
 
 

@@ -178,7 +178,75 @@ def _init_bank_parameters(model: Any, grid: Any, learning_rate: Any, share: Any)
     model._grid = np.array(model.forgetting_grid)
 
 
-class DFOPBank(DFOP):
+class BankModel:
+    """What every bank model shares (``DFOPBank``, ``SparseDFOPBank``): its blocks
+    ``_PW`` and ``_B`` (A), memory, invariants, learnt attributes and errors."""
+
+    _state: Any
+    _PW: np.ndarray
+    _B: np.ndarray
+    _grid: np.ndarray
+    forgetting_grid: tuple[float, ...]
+
+    def nbytes(self) -> int:
+        """Bytes of the bank's two blocks (every field is a view of one of them;
+        as for every model, not the <= 64 bytes before each that align it)."""
+        return int(self._PW.nbytes + self._B.nbytes)
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
+        faults = OnlineModel._state_faults(self, state)  # type: ignore[arg-type]
+        return faults + bank_faults(state, self.forgetting_grid, self._dfop_dimension())  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def forgetting_weights_(self) -> np.ndarray:
+        """The members' weights u (sum 1), in the order of ``forgetting_grid``."""
+        v = self._state.weights
+        return v / v.sum()
+
+    @property
+    def forgetting_(self) -> float:
+        """The learnt drift rate: the weighted mean of the grid, sum_k u_k mu_k."""
+        return float(self.forgetting_weights_ @ self._grid)
+
+    @property
+    def member_coef_(self) -> np.ndarray:
+        """Every member's weights, shape (K, n_features) (a copy)."""
+        return np.array(self._state.w, dtype=np.float64)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """sum_k u_k w_k: the bank's linear predictor for regression (a copy)."""
+        return self.forgetting_weights_ @ self.member_coef_
+
+    @property
+    def covariance_(self) -> np.ndarray:
+        """Every member's P, shape (K, n_features, n_features) (a copy)."""
+        return np.array(self._state.P)
+
+    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
+        """Learn a block in one kernel call; return the bank's prequential predictions.
+
+        Identical to calling :meth:`learn_one` row by row. ``forgetting``
+        must be None: the bank sets its members' own.
+        """
+        if forgetting is not None:
+            raise ValueError("a DFOPBank learns its forgetting: learn_many takes no "
+                             "forgetting schedule (use DFOP with a number for one)")
+        return self._finish(self._learn_many_checked(X, y))
+
+    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
+        message = super()._invalid_message(x, y, where)  # type: ignore[misc]
+        if not isinstance(x, np.ndarray):  # SparseDFOP's (indices, values)
+            x = np.asarray(x[1]) if isinstance(x, tuple) else np.zeros(1)
+        values = np.append(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+        if np.all(np.isfinite(values)) and np.any(np.abs(values) > LIMIT):
+            return (f"{where}: a value beyond the bank's range |x_j|, |y| <= {LIMIT:g}. "
+                    f"The model state is unchanged (use on_invalid='skip' to skip such samples)")
+        return message
+
+
+class DFOPBank(BankModel, DFOP):
     r"""DFOP with a self-tuning forgetting factor: a bank of DFOPs over a grid of mu.
 
     Built by ``DFOP(n_features, forgetting="auto")`` (or directly). K members,
@@ -286,42 +354,6 @@ class DFOPBank(DFOP):
 
     _packed_kernel = staticmethod(_bank_learn_one)
 
-    def nbytes(self) -> int:
-        """Bytes of the bank's two blocks (every field is a view of one of them;
-        as for every model, not the <= 64 bytes before each that align it)."""
-        return int(self._PW.nbytes + self._B.nbytes)
-
-    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
-        faults = super(DFOP, self)._state_faults(state)
-        return faults + bank_faults(state, self.forgetting_grid, self.n_features)  # type: ignore[arg-type]
-
-    # ------------------------------------------------------------ attributes
-    @property
-    def forgetting_weights_(self) -> np.ndarray:
-        """The members' weights u (sum 1), in the order of ``forgetting_grid``."""
-        v = self._state.weights
-        return v / v.sum()
-
-    @property
-    def forgetting_(self) -> float:
-        """The learnt drift rate: the weighted mean of the grid, sum_k u_k mu_k."""
-        return float(self.forgetting_weights_ @ self._grid)
-
-    @property
-    def member_coef_(self) -> np.ndarray:
-        """Every member's weights, shape (K, n_features) (a copy)."""
-        return np.array(self._state.w, dtype=np.float64)
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """sum_k u_k w_k: the bank's linear predictor for regression (a copy)."""
-        return self.forgetting_weights_ @ self.member_coef_
-
-    @property
-    def covariance_(self) -> np.ndarray:
-        """Every member's P, shape (K, n_features, n_features) (a copy)."""
-        return np.array(self._state.P)
-
     # ------------------------------------------------------------ prediction
     def decision_function_one(self, x: Any) -> float:
         """The bank's raw score for one sample."""
@@ -340,25 +372,6 @@ class DFOPBank(DFOP):
     # --------------------------------------------------------------- learning
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
         return _bank_learn_many(X, Y, out, self._PW, self._B)
-
-    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
-        """Learn a block in one kernel call; return the bank's prequential predictions.
-
-        Identical to calling :meth:`learn_one` row by row. ``forgetting``
-        must be None: the bank sets its members' own.
-        """
-        if forgetting is not None:
-            raise ValueError("a DFOPBank learns its forgetting: learn_many takes no "
-                             "forgetting schedule (use DFOP with a number for one)")
-        return self._finish(self._learn_many_checked(X, y))
-
-    def _invalid_message(self, x: np.ndarray, y: Any, where: str) -> str:
-        message = super()._invalid_message(x, y, where)
-        values = np.append(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-        if np.all(np.isfinite(values)) and np.any(np.abs(values) > LIMIT):
-            return (f"{where}: a value beyond the bank's range |x_j|, |y| <= {LIMIT:g}. "
-                    f"The model state is unchanged (use on_invalid='skip' to skip such samples)")
-        return message
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:

@@ -126,8 +126,10 @@ class SparseDFOP(DFOP):
         Input dimension D (may be 10^6 and more).
     n_components : int, default 100
         Compressed dimension d (``n_components <= n_features`` is not required).
-    forgetting : float, default 0.01
-        Forgetting factor mu in [0, 1) (lambda = 1 - mu), as in DFOP.
+    forgetting : float or "auto", default 0.01
+        Forgetting factor mu in [0, 1) (lambda = 1 - mu), as in DFOP;
+        ``"auto"`` makes the model a :class:`~edgereg.SparseDFOPBank` (a
+        DFOPBank on psi, which learns mu).
     task : {"regression", "classification"}
         As in DFOP (labels {-1, +1} or {0, 1}; prediction sign(psi^T v)).
     projection : {"hashed", "gaussian", "rademacher"}, default "hashed"
@@ -178,6 +180,15 @@ class SparseDFOP(DFOP):
     35688
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``SparseDFOP(..., forgetting="auto")`` is a SparseDFOPBank (issue 16)."""
+        forgetting = args[2] if len(args) > 2 else kwargs.get("forgetting")
+        if cls is SparseDFOP and isinstance(forgetting, str) and forgetting == "auto":
+            from .sparse_bank import SparseDFOPBank
+
+            cls = SparseDFOPBank
+        return object.__new__(cls)
+
     def __init__(
         self,
         n_features: int,
@@ -213,20 +224,11 @@ class SparseDFOP(DFOP):
         return self.n_components
 
     def _allocate(self) -> tuple[SparseDFOPState, SparseDFOPWork]:  # type: ignore[override]
-        d, D, dt = self.n_components, self.n_features, self.dtype
+        d = self.n_components
         dfop_state, dfop_work = _allocate_dfop(
-            d, self.p0, dt, self.forgetting, self._period, self.keep_prior, self._skip
+            d, self.p0, self.dtype, self.forgetting, self._period, self.keep_prior, self._skip
         )
-        if self._kind == STORED:
-            if self._M_cache is None:
-                # Generated once per model: reset() copies instead of re-hashing.
-                M_T = np.empty((D, d), dtype=dt)
-                _fill_columns(np.arange(D, dtype=np.int64), HASHED, self._key, self._scale,
-                              np.zeros((0, d), dtype=dt), M_T, _hash_buffer(d))
-                self._M_cache = M_T
-            M_T = self._M_cache.copy()
-        else:
-            M_T = np.zeros((0, d), dtype=dt)
+        M_T, psi, col, psi_block, hbuf = self._projection_arrays()
         state = SparseDFOPState(
             w=dfop_state.w,
             P=dfop_state.P,
@@ -238,12 +240,29 @@ class SparseDFOP(DFOP):
             scratch=dfop_work.scratch,
             hyper=dfop_work.hyper,
             codes=dfop_work.codes,
-            psi=np.zeros(d, dtype=dt),
-            col=np.zeros(d, dtype=dt),
-            psi_block=np.zeros((BLOCK_ROWS, d), dtype=dt),
-            hash=_hash_buffer(d),
+            psi=psi,
+            col=col,
+            psi_block=psi_block,
+            hash=hbuf,
         )
         return state, work
+
+    def _projection_arrays(self) -> tuple[np.ndarray, ...]:
+        """M_T (learnt: the stored M, or empty), then the projection's scratch:
+        psi, one column, psi of a chunk of rows, the hash words."""
+        d, D, dt = self.n_components, self.n_features, self.dtype
+        if self._kind == STORED:
+            if self._M_cache is None:
+                # Generated once per model: reset() copies instead of re-hashing.
+                M_T = np.empty((D, d), dtype=dt)
+                _fill_columns(np.arange(D, dtype=np.int64), HASHED, self._key, self._scale,
+                              np.zeros((0, d), dtype=dt), M_T, _hash_buffer(d))
+                self._M_cache = M_T
+            M_T = self._M_cache.copy()
+        else:
+            M_T = np.zeros((0, d), dtype=dt)
+        return (M_T, np.zeros(d, dtype=dt), np.zeros(d, dtype=dt),
+                np.zeros((BLOCK_ROWS, d), dtype=dt), _hash_buffer(d))
 
     def _bind_state(self) -> None:
         # DFOP's blocks, not DFOP's learn_one kernel (SparseDFOP projects first).

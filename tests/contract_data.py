@@ -34,7 +34,7 @@ def model_classes() -> list[type[OnlineModel]]:
 def model_cases(include_fleet: bool = True) -> list[tuple[str, type[OnlineModel], dict[str, Any]]]:
     cases = []
     for cls in model_classes():
-        if cls is Fleet and not include_fleet:
+        if issubclass(cls, Fleet) and not include_fleet:  # Fleet and FleetBank
             continue
         for i, params in enumerate(cls._unit_test_params()):
             cases.append((f"{cls.__name__}-{i}", cls, params))

@@ -277,3 +277,22 @@ def test_a_fleet_of_banks_stops_only_the_model_with_a_bad_row():
         fleet.learn_many(X, y)
     assert info.value.rows.tolist() == [-1, 17]
     assert fleet.n_seen_.tolist() == [40, 17]
+
+
+@pytest.mark.parametrize("projection", ["hashed", "gaussian", "rademacher"])
+def test_sparse_dfop_with_auto_forgetting_is_a_bank_on_the_projection(projection):
+    """SparseDFOP(..., "auto") is a DFOPBank fed psi = M x, bit for bit, from CSR or dense."""
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 120, density=0.05, random_state=2, format="csr")
+    y = X @ rng.normal(size=120)
+    model = edgereg.SparseDFOP(120, 8, forgetting="auto", projection=projection)
+    assert type(model) is edgereg.SparseDFOPBank
+    out = model.learn_many(X, y)
+    M = edgereg.SparseDFOP(120, 8, projection=projection).projection_matrix()
+    bank = DFOP(8, "auto")
+    assert np.array_equal(bank.learn_many(np.asarray(X @ M.T), y), out)
+    assert np.array_equal(model.state.P, bank.state.P)
+    assert model.forgetting_ == bank.forgetting_
+    dense = edgereg.SparseDFOP(120, 8, forgetting="auto", projection=projection)
+    assert np.array_equal(dense.learn_many(X.toarray(), y), out)

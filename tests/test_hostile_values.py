@@ -70,6 +70,8 @@ def _cases():
                   {"n_features": 3, "normalize": False}))
     for dtype in ("float64", "float32"):
         cases.append((f"Fleet-{dtype}", Fleet, {"n_models": 2, "n_features": 3, "dtype": dtype}))
+        cases.append((f"FleetBank-{dtype}", Fleet,
+                      {"n_models": 2, "n_features": 3, "dtype": dtype, "forgetting": "auto"}))
         # keep_prior=False at high forgetting: the reset to the prior acts on most steps.
         cases.append((f"DFOP-canonical-{dtype}", edgereg.DFOP,
                       {"n_features": 4, "forgetting": 0.9, "keep_prior": False, "dtype": dtype}))

@@ -14,8 +14,10 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import bank as _bank_kernels
 from . import dfop as _dfop_kernels
 from . import hashing as _hashing_kernels
+from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_one
 from .dfop import _dfop_learn_many, _dfop_learn_one, _dfop_predict_one
 from .hashing import (
     _GOLDEN,
@@ -275,5 +277,95 @@ def _sparse_predict_many_csr(csr, projection, w, out):
         out[t] = _dfop_predict_one(psi, w)
 
 
-# Kernels here call DFOP's and the generator's: recompile them when those change (see _jit).
-recompile_with(globals(), _dfop_kernels, _hashing_kernels)
+# ------------------------------------------ forgetting="auto": a DFOPBank on psi
+# The same projections, then the bank's kernels (``_kernels/bank.py``) on psi
+# with its blocks PW (K, d + 1, d) and A; a row the bank refuses (psi not
+# finite: a NaN or inf in x) reaches no member.
+@kernel
+def _sparse_bank_learn_one_dense(x, y, projection, PW, A):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf)
+    return _bank_learn_one(psi, y, PW, A)
+
+
+@kernel
+def _sparse_bank_learn_one_sparse(indices, values, y, projection, PW, A):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_sparse(indices, values, 0, indices.shape[0], kind, seed_key, scale, M_T, psi, col,
+                    hbuf)
+    return _bank_learn_one(psi, y, PW, A)
+
+
+@kernel
+def _sparse_bank_learn_many_dense(X, Y, out, projection, PW, A):
+    """As ``_sparse_learn_many_dense``, each chunk learnt by ``bank._bank_learn_many``."""
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    n = X.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        for t in range(m):
+            _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col, hbuf)
+        bad = _bank_learn_many(psi_block[:m], Y[start : start + m], out[start : start + m],
+                               PW, A)
+        if bad >= 0:
+            return start + bad
+    return -1
+
+
+@kernel
+def _sparse_bank_learn_many_csr(csr, Y, out, projection, PW, A):
+    """As ``_sparse_learn_many_csr``, each chunk learnt by ``bank._bank_learn_many``."""
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    n = Y.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        for t in range(m):
+            r = start + t
+            _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
+                            psi_block[t], col, hbuf)
+        bad = _bank_learn_many(psi_block[:m], Y[start : start + m], out[start : start + m],
+                               PW, A)
+        if bad >= 0:
+            return start + bad
+    return -1
+
+
+@kernel
+def _sparse_bank_predict_one_dense(x, projection, PW, A):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf)
+    return _bank_predict_one(psi, PW, A)
+
+
+@kernel
+def _sparse_bank_predict_one_sparse(indices, values, projection, PW, A):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_sparse(indices, values, 0, indices.shape[0], kind, seed_key, scale, M_T, psi, col,
+                    hbuf)
+    return _bank_predict_one(psi, PW, A)
+
+
+@kernel
+def _sparse_bank_predict_many_dense(X, projection, PW, A, out):
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    for t in range(X.shape[0]):
+        _project_dense(X[t], kind, seed_key, scale, M_T, psi, col, hbuf)
+        out[t] = _bank_predict_one(psi, PW, A)
+
+
+@kernel
+def _sparse_bank_predict_many_csr(csr, projection, PW, A, out):
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    for t in range(out.shape[0]):
+        _project_sparse(indices, data, indptr[t], indptr[t + 1], kind, seed_key, scale, M_T,
+                        psi, col, hbuf)
+        out[t] = _bank_predict_one(psi, PW, A)
+
+
+# Kernels here call DFOP's, the bank's and the generator's: recompile them when
+# those change (see _jit).
+recompile_with(globals(), _dfop_kernels, _bank_kernels, _hashing_kernels)

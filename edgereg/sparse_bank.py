@@ -1,0 +1,187 @@
+"""SparseDFOPBank: SparseDFOP whose forgetting factor tunes itself (issue 16).
+
+``SparseDFOP(n_features, n_components, forgetting="auto")`` builds one: the
+random projection psi = M x of :class:`~edgereg.SparseDFOP` (SPEC.md section
+2), then a :class:`~edgereg.DFOPBank` on psi (``_kernels/sparse.py``'s
+``_sparse_bank_`` kernels: the same projections, the bank's kernels).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import block_at
+from ._kernels.sparse import (
+    BLOCK_ROWS,
+    _sparse_bank_learn_many_csr,
+    _sparse_bank_learn_many_dense,
+    _sparse_bank_learn_one_dense,
+    _sparse_bank_learn_one_sparse,
+    _sparse_bank_predict_many_csr,
+    _sparse_bank_predict_many_dense,
+    _sparse_bank_predict_one_dense,
+    _sparse_bank_predict_one_sparse,
+)
+from ._validate import as_scalar, label_sign
+from .bank import (
+    DEFAULT_GRID,
+    BankModel,
+    DFOPBankWork,
+    _allocate_banks,
+    _check_auto,
+    _init_bank_parameters,
+)
+from .sparse_dfop import _CSR, SparseDFOP
+
+__all__ = ["SparseDFOPBank"]
+
+
+class SparseDFOPBankState(NamedTuple):
+    """A DFOPBank's learnt state on psi (d = n_components) and the stored M."""
+
+    w: np.ndarray  # (K, d) the members' weights
+    P: np.ndarray  # (K, d, d) the members' P
+    forgotten: np.ndarray  # float64 (K, 1)
+    member_counts: np.ndarray  # int64 (K, 4)
+    weights: np.ndarray  # float64 (K,): the fixed-share weights
+    scale: np.ndarray  # float64 (3,): the targets' count, mean, variance
+    M_T: np.ndarray  # (D, d) for "gaussian", else (0, d) (SparseDFOP's)
+    counts: np.ndarray  # int64 (2,): samples learnt, skipped
+
+
+class SparseDFOPBankWork(NamedTuple):
+    """The bank's workspace (``DFOPBankWork``) and the projection's scratch (SparseDFOP's)."""
+
+    bank: DFOPBankWork
+    psi: np.ndarray
+    col: np.ndarray
+    psi_block: np.ndarray
+    hash: np.ndarray
+
+
+class SparseDFOPBank(BankModel, SparseDFOP):
+    """SparseDFOP with a self-tuning forgetting factor (a DFOPBank on psi = M x).
+
+    Parameters: SparseDFOP's with ``forgetting="auto"``, plus the bank's
+    ``forgetting_grid``, ``learning_rate`` and ``share`` (:class:`DFOPBank`).
+    Attributes: ``forgetting_``, ``forgetting_weights_``, ``coef_`` (the
+    weighted compressed weights, which ``recover`` reads) and
+    ``member_coef_``. Memory: the bank's on d = ``n_components`` plus
+    SparseDFOP's projection scratch (``nbytes()``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import SparseDFOP
+    >>> model = SparseDFOP(n_features=1_000_000, n_components=20, forgetting="auto")
+    >>> type(model).__name__
+    'SparseDFOPBank'
+    >>> yhat = model.learn_one((np.array([3, 70_000]), np.array([1.0, 2.0])), 0.5)
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        n_components: int = 100,
+        forgetting: str = "auto",
+        *,
+        task: str = "regression",
+        projection: str = "hashed",
+        seed: int = 0,
+        p0: float = 100.0,
+        keep_prior: bool = True,
+        dtype: Any = "float64",
+        on_invalid: str = "raise",
+        forgetting_grid: Any = DEFAULT_GRID,
+        learning_rate: float = 2.0,
+        share: float = 1e-3,
+    ) -> None:
+        _check_auto(forgetting, "SparseDFOPBank")
+        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        super().__init__(
+            n_features, n_components, 0.0, task=task, projection=projection, seed=seed,
+            p0=p0, keep_prior=keep_prior, dtype=dtype, on_invalid=on_invalid,
+        )
+        self.forgetting = "auto"
+
+    def _allocate(self) -> tuple[SparseDFOPBankState, SparseDFOPBankWork]:  # type: ignore[override]
+        d = self.n_components
+        state, work = _allocate_banks(
+            1, d, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
+            self._classify, self._skip, self.learning_rate, self.share,
+        )
+        M_T, psi, col, psi_block, hbuf = self._projection_arrays()
+        bank = {field: value[0] for field, value in state._asdict().items()}
+        return (
+            SparseDFOPBankState(**bank, M_T=M_T),
+            SparseDFOPBankWork(DFOPBankWork(*(f[0] for f in work)), psi, col, psi_block, hbuf),
+        )
+
+    def nbytes(self) -> int:
+        """The bank's two blocks, M_T and the projection's scratch."""
+        work = self._work
+        scratch = work.psi.nbytes + work.col.nbytes + work.psi_block.nbytes + work.hash.nbytes
+        return int(self._PW.nbytes + self._B.nbytes + self._state.M_T.nbytes + scratch)
+
+    def _bind_state(self) -> None:
+        s, work = self._state, self._work
+        K, d = s.w.shape
+        self._PW = block_at(s.P, (K, d + 1, d))
+        self._B = work.bank.block
+        self._M_T, self._hbuf = s.M_T, work.hash
+        head = (self._kind, self._key, self._scale, self._M_T)
+        self._projection = (*head, work.psi, work.col, work.hash)
+        self._projection_block = (*head, work.psi_block, work.col, work.hash)
+        assert work.psi_block.shape[0] == BLOCK_ROWS
+
+    # ---------------------------------------------------------------- kernels
+    def decision_function_one(self, x: Any) -> float:
+        """The bank's raw score for one sample (dense, ``(indices, values)`` or sparse)."""
+        if type(x) is tuple or sp.issparse(x):
+            idx, val = self._sparse_one(x)
+            return _sparse_bank_predict_one_sparse(idx, val, self._projection, self._PW, self._B)
+        return _sparse_bank_predict_one_dense(self._row(x), self._projection, self._PW, self._B)
+
+    def learn_one(self, x: Any, y: Any) -> float:
+        """Predict x with the bank, then learn (x, y); return the prediction."""
+        yv = label_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
+        if type(x) is tuple or sp.issparse(x):
+            idx, val = self._sparse_one(x)
+            shown: Any = (idx, val)
+            yhat = _sparse_bank_learn_one_sparse(idx, val, yv, self._projection, self._PW,
+                                                 self._B)
+        else:
+            shown = xr = self._row(x)
+            yhat = _sparse_bank_learn_one_dense(xr, yv, self._projection, self._PW, self._B)
+        if yhat != yhat and not self._skip:  # NaN: refused, state unchanged
+            raise ValueError(self._invalid_message(shown, y, "sample"))
+        if self._classify:
+            return 1.0 if yhat >= 0.0 else -1.0
+        return yhat
+
+    def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
+        rest = (out, self._projection_block, self._PW, self._B)
+        if isinstance(X, _CSR):
+            return _sparse_bank_learn_many_csr((X.indptr, X.indices, X.data), Y, *rest)
+        return _sparse_bank_learn_many_dense(X, Y, *rest)
+
+    def _predict_block(self, X, out):  # type: ignore[override]
+        if isinstance(X, _CSR):
+            _sparse_bank_predict_many_csr((X.indptr, X.indices, X.data), self._projection,
+                                          self._PW, self._B, out)
+        else:
+            _sparse_bank_predict_many_dense(X, self._projection, self._PW, self._B, out)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        return [
+            {"n_features": 50, "n_components": 6},
+            {"n_features": 40, "n_components": 5, "task": "classification",
+             "projection": "gaussian"},
+            {"n_features": 30, "n_components": 4, "dtype": "float32",
+             "projection": "rademacher", "forgetting_grid": (0.0, 0.05)},
+        ]
+
