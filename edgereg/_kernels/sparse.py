@@ -197,6 +197,25 @@ def _sparse_learn_one_sparse(indices, values, y, projection, PW, L, work, hyper,
 
 
 @inline_kernel
+def _project_rows_dense(X, start, m, projection):
+    """psi of rows start..start+m-1 of a dense block into psi_block[:m]."""
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    for t in range(m):
+        _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col, hbuf)
+
+
+@inline_kernel
+def _project_rows_csr(csr, start, m, projection):
+    """psi of rows start..start+m-1 of a CSR block (indptr, indices, data) into psi_block[:m]."""
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    for t in range(m):
+        r = start + t
+        _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
+                        psi_block[t], col, hbuf)
+
+
+@inline_kernel
 def _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes):
     """DFOP's fused block kernel on the m rows projected into psi_block (block rows start..)."""
     mu = MU[start : start + m] if MU.shape[0] > 1 else MU
@@ -212,13 +231,12 @@ def _sparse_learn_many_dense(X, Y, MU, out, projection, PW, L, work, hyper, code
     Chunks of ``psi_block.shape[0]`` rows are projected into ``psi_block`` and
     learnt by DFOP's fused block kernel (bit-identical to its per-row kernel).
     """
-    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    psi_block = projection[4]
     n = X.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        for t in range(m):
-            _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col, hbuf)
+        _project_rows_dense(X, start, m, projection)
         bad = _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes)
         if bad >= 0:
             return bad
@@ -228,16 +246,12 @@ def _sparse_learn_many_dense(X, Y, MU, out, projection, PW, L, work, hyper, code
 @kernel
 def _sparse_learn_many_csr(csr, Y, MU, out, projection, PW, L, work, hyper, codes):
     """Learn a CSR block (indptr, indices, data); as ``_sparse_learn_many_dense``."""
-    indptr, indices, data = csr
-    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    psi_block = projection[4]
     n = Y.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        for t in range(m):
-            r = start + t
-            _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
-                            psi_block[t], col, hbuf)
+        _project_rows_csr(csr, start, m, projection)
         bad = _learn_chunk(psi_block, m, start, Y, MU, out, PW, L, work, hyper, codes)
         if bad >= 0:
             return bad
@@ -299,13 +313,12 @@ def _sparse_bank_learn_one_sparse(indices, values, y, projection, PW, A):
 @kernel
 def _sparse_bank_learn_many_dense(X, Y, out, projection, PW, A):
     """As ``_sparse_learn_many_dense``, each chunk learnt by ``bank._bank_learn_many``."""
-    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    psi_block = projection[4]
     n = X.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        for t in range(m):
-            _project_dense(X[start + t], kind, seed_key, scale, M_T, psi_block[t], col, hbuf)
+        _project_rows_dense(X, start, m, projection)
         bad = _bank_learn_many(psi_block[:m], Y[start : start + m], out[start : start + m],
                                PW, A)
         if bad >= 0:
@@ -316,16 +329,12 @@ def _sparse_bank_learn_many_dense(X, Y, out, projection, PW, A):
 @kernel
 def _sparse_bank_learn_many_csr(csr, Y, out, projection, PW, A):
     """As ``_sparse_learn_many_csr``, each chunk learnt by ``bank._bank_learn_many``."""
-    indptr, indices, data = csr
-    kind, seed_key, scale, M_T, psi_block, col, hbuf = projection
+    psi_block = projection[4]
     n = Y.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        for t in range(m):
-            r = start + t
-            _project_sparse(indices, data, indptr[r], indptr[r + 1], kind, seed_key, scale, M_T,
-                            psi_block[t], col, hbuf)
+        _project_rows_csr(csr, start, m, projection)
         bad = _bank_learn_many(psi_block[:m], Y[start : start + m], out[start : start + m],
                                PW, A)
         if bad >= 0:
