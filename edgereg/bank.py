@@ -159,8 +159,13 @@ def bank_faults(s: DFOPBankState, grid: tuple[float, ...], d: int) -> list[tuple
     v = s.weights
     if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
         faults.append(("weights", "are not positive weights of sum 1"))
-    if not (s.scale[0] >= 0.0 and s.scale[2] >= 0.0):
-        faults.append(("scale", "holds a negative count or variance"))
+    count, mean, variance = (float(v) for v in s.scale)
+    # The targets a bank learns are within LIMIT: so is their mean, and their
+    # variance within (2 LIMIT)^2; beyond, the next update overflows (found
+    # by the hostile state-file test: a mean of 5e299).
+    if not (count >= 0.0 and abs(mean) <= LIMIT and 0.0 <= variance <= 4.0 * LIMIT * LIMIT):
+        faults.append(("scale", f"holds count {count!r}, mean {mean!r}, variance {variance!r}: "
+                                f"not the statistics of targets within {LIMIT:g}"))
     return faults
 
 

@@ -209,11 +209,13 @@ def test_a_state_file_with_broken_weights_is_refused(tmp_path):
     assert type(again) is DFOPBank and again.forgetting_ == model.forgetting_
     with np.load(path) as npz:
         arrays = dict(npz)
-    for field, value, match in (("state.weights", -1.0, "weights"),
-                                ("state.member_counts", 99, "refresh coordinate"),
-                                ("state.scale", -1.0, "scale")):
+    for field, at, value, match in (("state.weights", -1, -1.0, "weights"),
+                                    ("state.member_counts", -1, 99, "refresh coordinate"),
+                                    ("state.scale", 2, -1.0, "scale"),
+                                    ("state.scale", 1, 5e299, "scale"),
+                                    ("state.scale", 2, 1e250, "scale")):
         bad = {k: v.copy() for k, v in arrays.items()}
-        bad[field].flat[-1] = value
+        bad[field].flat[at] = value
         np.savez(tmp_path / "bad.npz", **bad)
         with pytest.raises(StateFileError, match=match):
             edgereg.load(tmp_path / "bad.npz")
