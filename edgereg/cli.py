@@ -493,8 +493,10 @@ def _model_factories() -> list[tuple[str, Callable[[], Any], str]]:
         ("DFOP d=10", lambda: edgereg.DFOP(10), "regression"),
         ("DFOP d=50", lambda: edgereg.DFOP(50), "regression"),
         ("DFOP d=200", lambda: edgereg.DFOP(200), "regression"),
+        ("DFOP auto d=10", lambda: edgereg.DFOP(10, "auto"), "regression"),
         ("RLS d=10", lambda: edgereg.RLS(10), "regression"),
         ("SparseDFOP D=1e5 d=100", lambda: edgereg.SparseDFOP(100_000, 100), "sparse"),
+        ("SparseDFOP auto D=1e5 d=20", lambda: edgereg.SparseDFOP(100_000, 20, "auto"), "sparse"),
         ("NORMA rbf d=10 budget=200", lambda: edgereg.NORMARegressor(10), "regression"),
         ("SelectiveSampler d=10", lambda: edgereg.SelectiveSampler(10), "classification"),
         ("MORES d=21 m=7", lambda: edgereg.MORES(21, 7), "multioutput"),
@@ -569,12 +571,13 @@ def warmup() -> float:
     from .fleet import Fleet
 
     for dtype in ("float64", "float32"):
-        fleet = Fleet(2, 3, dtype=dtype)
-        Xf = rng.normal(size=(2, 4, 3))
-        fleet.learn_many(Xf, Xf.sum(axis=2))
-        fleet.learn_one(Xf[:, 0], Xf[:, 0].sum(axis=1))
-        fleet.predict_many(Xf)
-        fleet.predict_one(Xf[:, 0])
+        for forgetting in (0.01, "auto"):  # a Fleet, and a FleetBank
+            fleet = Fleet(2, 3, forgetting, dtype=dtype)
+            Xf = rng.normal(size=(2, 4, 3))
+            fleet.learn_many(Xf, Xf.sum(axis=2))
+            fleet.learn_one(Xf[:, 0], Xf[:, 0].sum(axis=1))
+            fleet.predict_many(Xf)
+            fleet.predict_one(Xf[:, 0])
     elapsed = time.perf_counter() - t0
     from ._cache import cache_dir
 
