@@ -24,6 +24,7 @@ import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import python_function
+from ._kernels.eprocess import _G_SCORE, eprocess_faults, eprocess_init, eprocess_span
 from ._kernels.selective import (
     _C_DELTA,
     _C_DETECT,
@@ -31,8 +32,10 @@ from ._kernels.selective import (
     _C_NORMALIZE,
     _C_REBUILD_EVERY,
     _C_SKIP,
+    _C_SPAN,
     _C_T0,
     _C_T1,
+    _C_TEST_EVERY,
     _C_WINDOW0,
     _DEMO,
     _H_DELTA,
@@ -50,8 +53,11 @@ from ._kernels.selective import (
     _SIZE,
     _SKIPPED,
     _SWITCHES,
+    EPROCESS_TEST,
     NO_LABEL,
+    NO_TEST,
     OK,
+    SPEC_TEST,
     _selective_views,
     selective_sizes,
 )
@@ -67,9 +73,10 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 
 
 class SelectiveState(NamedTuple):
-    """What a SelectiveSampler has learnt: 2 d^2 + (window_max + 2) d + window_max
-    values of the dtype, 64 + 10 int64 (its workspace adds 2 d of the dtype and
-    3 d + 16 float64)."""
+    """What a SelectiveSampler has learnt: 2 d^2 + (C + 2) d + C values of the
+    dtype (C: the window's capacity, window_max for the SPEC test, else 0),
+    64 + 10 int64 and the e-process's 3 d^2 + 3 d + 24 float64 (none without
+    it); its workspace adds 2 d of the dtype and 3 d + 16 float64."""
 
     w: np.ndarray  # (d,) w_{t-1} = A^-1 b of the current epoch
     P: np.ndarray  # (d, d) A^-1, exactly symmetric
@@ -79,6 +86,7 @@ class SelectiveState(NamedTuple):
     window_y: np.ndarray  # (window_max,) their labels
     switches: np.ndarray  # int64 (SWITCH_RECORD,) ring of the latest switch steps
     counts: np.ndarray  # int64 (10,): see the _SEEN.._DEMO indices
+    switch_test: np.ndarray  # float64: the e-process test (_kernels/eprocess.py; empty if off)
 
 
 class SelectiveWork(NamedTuple):
@@ -105,9 +113,13 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     """State and workspace as views of the kernels' blocks A, N, Z, F
     (``_kernels/selective.py``'s ``_selective_views``)."""
     d, dtype = model.n_features, model.dtype
-    nA, nN, nZ, nF = selective_sizes(d, model.window_max)
+    eprocess = model.detect_switch and model.switch_test == "eprocess"
+    nA, nN, nE, nZ, nF = selective_sizes(d, model._window_capacity, eprocess)
     A = np.zeros(nA, dtype=dtype)
     N = np.zeros(nN, dtype=np.int64)
+    E = np.zeros(nE, dtype=np.float64)
+    if eprocess:
+        python_function(eprocess_init)(E, d, eprocess_span(d))
     Z = np.zeros(nZ, dtype=dtype)
     F = np.zeros(nF, dtype=np.float64)
     (w, P, demo_w, demo_factor, window_X, window_y, switches, counts, x, x_next, px, acc, hx,
@@ -125,10 +137,13 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     hyper = np.zeros(_N_HYPER)
     hyper[_H_KAPPA], hyper[_H_DELTA] = model.kappa, model.delta
     codes = np.zeros(_N_CODES, dtype=np.int64)
-    codes[_C_NORMALIZE], codes[_C_DETECT] = model.normalize, model.detect_switch
+    codes[_C_NORMALIZE] = model.normalize
+    codes[_C_DETECT] = (NO_TEST if not model.detect_switch
+                        else EPROCESS_TEST if eprocess else SPEC_TEST)
+    codes[_C_TEST_EVERY], codes[_C_SPAN] = model.test_every, eprocess_span(d)
     codes[_C_WINDOW0], codes[_C_REBUILD_EVERY] = model.window0, model.rebuild_every
     codes[_C_SKIP] = model._skip
-    state = SelectiveState(w, P, demo_w, demo_factor, window_X, window_y, switches, counts)
+    state = SelectiveState(w, P, demo_w, demo_factor, window_X, window_y, switches, counts, E)
     work = SelectiveWork(x, x_next, px, acc, hx, cache, screen, hyper, codes)
     return state, work
 
@@ -165,15 +180,28 @@ class SelectiveSampler(OnlineModel):
         stationary stream O(d T^kappa ln T).
     detect_switch : bool, default True
         Run the demo classifier and restart on a switch. False: plain BBQ.
+    switch_test : {"eprocess", "spec"}, default "eprocess"
+        "eprocess": an anytime-valid sequential test on the labels used (a
+        change-point e-process against one linear concept, see
+        docs/design/selective.md): P(any false switch in a stationary epoch)
+        <= delta, for any input sequence, and a switch is found within
+        ~1,000 rounds (sign flip, d = 10) at any epoch length. Every
+        ``test_every``-th round's label is asked for it. "spec": SPEC.md's
+        C_t > K_t against a demo classifier (for reproduction; its
+        guarantee is <= 2 delta, and it is much slower to fire).
     delta : float in (0, 1), default 0.1
-        Confidence of the switch test: delta_t = delta / (t (t + 1)), so a
-        stationary epoch raises a false switch with probability <= 2 delta
-        (union bound over t and the two estimators).
+        False-alarm level of the switch test (per epoch, over an unbounded
+        stream). "spec": delta_t = delta / (t (t + 1)) in each estimator's
+        bound (union bound: <= 2 delta).
+    test_every : int, default 4
+        "eprocess": one round in ``test_every`` has its label asked for the
+        test (about T / test_every labels besides BBQ's).
     window0, window_max : int, default 50 and 2000
-        Demo window L_t = min(window0 + floor(sqrt(t)), window_max) labels;
-        window_max is the ring buffer's capacity.
+        "spec": demo window L_t = min(window0 + floor(sqrt(t)), window_max)
+        labels; window_max is the ring buffer's capacity (none is allocated
+        for "eprocess").
     rebuild_every : int, default 4
-        K: the demo classifier is refitted every K L_t rounds.
+        "spec": K, the demo classifier is refitted every K L_t rounds.
     normalize : bool, default True
         Scale each x to unit norm (x = 0 stays 0) inside the kernel; the
         bounds assume ||x|| <= 1. With False the caller guarantees it.
@@ -194,13 +222,19 @@ class SelectiveSampler(OnlineModel):
         0-based indices (among the valid samples processed) of the rounds at
         which a switch was declared, oldest first; the latest
         ``SWITCH_RECORD`` (64) are kept, ``n_switches_`` counts all.
+    switch_score_ : float
+        "eprocess": the test's current log e-value (a switch is declared when
+        it reaches log(1 / delta); about -1.5 after a restart). NaN for
+        "spec" or without detection.
 
     Notes
     -----
-    Memory, fixed at construction: 2 d^2 + (window_max + 4) d + window_max
-    values of ``dtype``, 3 d + 16 float64 of scratch and cache, plus 592
-    bytes of counters and switch record (d = 10, window_max = 2000, float64:
-    179 KB; d = 200: 3.9 MB). Time per round O(d^2): the product A^{-1} x
+    Memory, fixed at construction: 2 d^2 + (C + 4) d + C values of
+    ``dtype`` (C = window_max for "spec", 0 for "eprocess"), 3 d^2 + 3 d + 24
+    float64 of the e-process test ("eprocess"), 3 d + 16 float64 of
+    scratch and cache, plus 592 bytes of counters and switch record
+    (float64, d = 10: 9.4 KB with "eprocess", 179 KB with "spec" and
+    window_max = 2000). Time per round O(d^2): the product A^{-1} x
     (fused into the previous update when that round learnt), a
     Sherman-Morrison update on queried rounds, the demo rebuilds,
     O(d^2 / rebuild_every) amortised, and the demo's ||V^T x||^2 (d^2 / 2)
@@ -228,7 +262,9 @@ class SelectiveSampler(OnlineModel):
         kappa: float = 0.5,
         *,
         detect_switch: bool = True,
+        switch_test: str = "eprocess",
         delta: float = 0.1,
+        test_every: int = 4,
         window0: int = 50,
         window_max: int = 2000,
         rebuild_every: int = 4,
@@ -252,6 +288,12 @@ class SelectiveSampler(OnlineModel):
                 f"window_max ({self.window_max}) must be >= window0 ({self.window0})"
             )
         self.rebuild_every = check_int("rebuild_every", rebuild_every)
+        if switch_test not in ("eprocess", "spec"):
+            raise ValueError(f"switch_test must be 'eprocess' or 'spec', got {switch_test!r}")
+        self.switch_test = switch_test
+        self.test_every = check_int("test_every", test_every)
+        spec = self.detect_switch and switch_test == "spec"
+        self._window_capacity = self.window_max if spec else 0
         self.reset()
 
     def _allocate(self) -> tuple[SelectiveState, SelectiveWork]:
@@ -263,10 +305,14 @@ class SelectiveSampler(OnlineModel):
         faults = super()._state_faults(state)
         if np.any(counts < 0):
             faults.append(("counts", f"holds a negative count {counts.tolist()}"))
-        faults += index_faults("counts", int(counts[_HEAD]), 0, self.window_max - 1,
+        cap = self._window_capacity
+        faults += index_faults("counts", int(counts[_HEAD]), 0, max(cap - 1, 0),
                                "the window's next write position")
-        faults += index_faults("counts", int(counts[_SIZE]), 0, self.window_max,
-                               "the window's size")
+        faults += index_faults("counts", int(counts[_SIZE]), 0, cap, "the window's size")
+        E = state.switch_test  # type: ignore[attr-defined]
+        if E.shape[0]:
+            d = self.n_features
+            faults += eprocess_faults(E, d, eprocess_span(d), True, "switch_test")
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         # A = I + sum x x^T >= I, so A^-1 has its eigenvalues in (0, 1]: its
         # diagonal in [0, 1] up to rounding (an input of 4e9 leaves 1e-19,
@@ -286,8 +332,9 @@ class SelectiveSampler(OnlineModel):
 
     def _bind_state(self) -> None:
         s, k = self._state, self._work
-        # The kernels' blocks after the inputs: A, N, Z, F, hyper, codes.
-        self._blocks = (s.w.base, s.counts.base, k.x.base, k.px.base, k.hyper, k.codes)
+        # The kernels' blocks after the inputs: A, N, E, Z, F, hyper, codes.
+        self._blocks = (s.w.base, s.counts.base, s.switch_test, k.x.base, k.px.base, k.hyper,
+                        k.codes)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -322,8 +369,16 @@ class SelectiveSampler(OnlineModel):
         return np.concatenate([rec[k:], rec[:k]])
 
     @property
+    def switch_score_(self) -> float:
+        """The e-process's current log e-value (NaN without it): a switch is
+        declared when it reaches log(1 / delta)."""
+        E = self._state.switch_test
+        return float(E[_G_SCORE]) if E.shape[0] else float("nan")
+
+    @property
     def n_demo_queries_(self) -> int:
-        """Labels asked only for the demo window (included in ``n_queries_``)."""
+        """Labels asked only for the switch test: the demo window ("spec") or
+        the test rounds ("eprocess"); included in ``n_queries_``."""
         return int(self._state.counts[_DEMO])
 
     @property
@@ -454,7 +509,10 @@ class SelectiveSampler(OnlineModel):
     def _unit_test_params(cls) -> list[dict[str, Any]]:
         return [
             {"n_features": 4},
-            {"n_features": 3, "delta": 0.5, "window0": 5, "window_max": 12, "rebuild_every": 2},
+            {"n_features": 3, "delta": 0.5, "window0": 5, "window_max": 12, "rebuild_every": 2,
+             "switch_test": "spec"},
             {"n_features": 5, "dtype": "float32", "kappa": 0.3},
             {"n_features": 3, "detect_switch": False, "normalize": False},
+            {"n_features": 3, "switch_test": "spec"},
+            {"n_features": 3, "delta": 0.5, "test_every": 2},
         ]

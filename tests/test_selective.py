@@ -40,7 +40,8 @@ from edgereg._kernels.selective import (
 from edgereg._kernels.selective_block import _demo_norm2
 from edgereg.streams import switch_stream
 
-REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3)
+REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3,
+           switch_test="spec")
 
 
 def _check_step(m: SelectiveSampler, ref: dict, s: int) -> None:
@@ -183,7 +184,8 @@ def test_switch_record_is_fixed_memory_and_ordered():
     # Distance 2 switches every 1500 rounds, all labels: about 99 detections.
     at = list(range(1500, 150_000, 1500))
     X, y, _ = switch_stream(150_000, 2, switch_at=at, distance=2.0, seed=3)
-    m = SelectiveSampler(2, window0=60, window_max=300, delta=0.5, rebuild_every=3)
+    m = SelectiveSampler(2, window0=60, window_max=300, delta=0.5, rebuild_every=3,
+                         switch_test="spec")
     nbytes = m.nbytes()
     m.learn_many(X, y)
     assert m.nbytes() == nbytes

@@ -18,8 +18,16 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import eprocess as _eprocess_kernels
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
+from .eprocess import (
+    _G_THETA,
+    alternative_learn,
+    alternative_prediction,
+    eprocess_label,
+    eprocess_size,
+)
 from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _EPS32,
     _EPS64,
@@ -77,17 +85,23 @@ _N_SCREEN = 8
 _BRACKET_FROM = 64
 
 # ------------------------------------------------------------- the blocks
-# SelectiveSampler's kernels take (inputs, A, N, Z, F, hyper, codes):
+# SelectiveSampler's kernels take (inputs, A, N, E, Z, F, hyper, codes):
 #   A  learnt, the dtype: w, P (= A^-1), demo_w, demo_factor, window_X, window_y
 #   N  learnt, int64: switches (SWITCH_RECORD), then counts (_N_COUNTS)
+#   E  learnt, float64: the e-process switch test (_kernels/eprocess.py; empty
+#      when that test is off)
 #   Z  scratch, the dtype: x, x_next (normalised inputs)
 #   F  float64: Px, acc, hx (scratch), then the cache and the screen (bounds
 #      that carry over between calls but decide nothing)
 # (``_selective_views``; the class makes its state and workspace from it).
 _H_KAPPA, _H_DELTA = range(2)
 _N_HYPER = 2
-_C_NORMALIZE, _C_DETECT, _C_WINDOW0, _C_REBUILD_EVERY, _C_SKIP = range(5)
-_N_CODES = 5
+_C_NORMALIZE, _C_DETECT, _C_WINDOW0, _C_REBUILD_EVERY, _C_SKIP, _C_TEST_EVERY, _C_SPAN = range(7)
+_N_CODES = 7
+# _C_DETECT: which switch test runs.
+NO_TEST = 0
+SPEC_TEST = 1  # SPEC.md's C_t > K_t against the demo classifier
+EPROCESS_TEST = 2  # the e-process of _kernels/eprocess.py on the labels used
 
 
 @inline_kernel
@@ -115,15 +129,26 @@ def _selective_views(A, N, Z, F, d):
 
 @inline_kernel
 def _options(hyper, codes):
-    """(normalize, detect, kappa, delta, window0, rebuild_every, skip) of hyper and codes."""
-    return (codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0, hyper[_H_KAPPA], hyper[_H_DELTA],
-            codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0)
+    """(normalize, detect, kappa, delta, window0, rebuild_every, skip) of hyper and codes;
+    detect: the SPEC test runs (the demo classifier and its rounds)."""
+    return (codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST, hyper[_H_KAPPA],
+            hyper[_H_DELTA], codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0)
 
 
-def selective_sizes(d, window_max):
-    """Lengths of the blocks A, N, Z, F."""
-    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS, 2 * d,
-            3 * d + _N_CACHE + _N_SCREEN)
+@inline_kernel
+def _eprocess_options(codes, E):
+    """(test_every, span, theta): the e-process's test-round rate (0: the
+    e-process is off), its instances' span and the current threshold of the
+    test rounds (0.0 when off)."""
+    if codes[_C_DETECT] != EPROCESS_TEST:
+        return 0, 0, 0.0
+    return codes[_C_TEST_EVERY], codes[_C_SPAN], E[_G_THETA]
+
+
+def selective_sizes(d, window_max, eprocess):
+    """Lengths of the blocks A, N, E, Z, F."""
+    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS,
+            eprocess_size(d, True) if eprocess else 0, 2 * d, 3 * d + _N_CACHE + _N_SCREEN)
 
 #: Relative margin of the bracket's bounds. States saved before the bounds
 #: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
@@ -585,10 +610,11 @@ def _products(xn, w, Px, hw, v):
 
 
 @kernel
-def _decide(forced, detect, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
+def _decide(forced, detect, theta, f, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
     """What round t does with its label: BBQ_LABEL when forced or r_t > t^-kappa,
-    else DEMO_LABEL in a demo round (the last L = L_t rounds before the
-    scheduled rebuild), else NO_LABEL."""
+    else DEMO_LABEL in a demo round (SPEC test: the last L = L_t rounds
+    before the scheduled rebuild; e-process, theta > 0: a confident round,
+    |w_t^T x_t| > theta), else NO_LABEL."""
     ask = NO_LABEL
     if forced:
         ask = BBQ_LABEL
@@ -596,7 +622,30 @@ def _decide(forced, detect, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
         ask = BBQ_LABEL
     elif detect and t - t_rebuilt > (rebuild_every - 1) * L:
         ask = DEMO_LABEL
+    elif theta > 0.0 and abs(f) / (1.0 + rp) > theta:
+        ask = DEMO_LABEL
     return ask
+
+
+@kernel
+def _norm_fits(xn):
+    """||x||^2 <= 1 (the e-process's model; normalised inputs always are)."""
+    nn = 0.0
+    for j in range(xn.shape[0]):
+        v = np.float64(xn[j])
+        nn += v * v
+    return nn <= 1.0
+
+
+@kernel
+def _eprocess_round(xn, y, E, scratch):
+    """The e-process on a used label (x, y): the alternative's prediction, the
+    test's update, then the alternative learns; returns the log e-value."""
+    d = xn.shape[0]
+    m_alt = alternative_prediction(xn, E, d, scratch)
+    score = eprocess_label(xn, y, m_alt, True, E, d, scratch)
+    alternative_learn(xn, y, E, d, scratch)
+    return score
 
 
 @kernel
@@ -652,4 +701,4 @@ def _end_round(t, detect, L, rebuild_every, counts):
 
 
 # Kernels here call the guards' and linalg's: recompile them when those change (see _jit).
-recompile_with(globals(), _guards_kernels, _linalg_kernels)
+recompile_with(globals(), _guards_kernels, _linalg_kernels, _eprocess_kernels)

@@ -15,6 +15,7 @@ import numpy as np
 from .._jit import inline_kernel, kernel, recompile_with
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
+from .eprocess import _G_THETA, eprocess_restart, track_confidence
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
@@ -34,11 +35,15 @@ from .selective import (
     INVALID,
     NO_LABEL,
     OK,
+    SPEC_TEST,
     _decide,
     _demo_rows,
     _demo_triangle,
     _end_round,
+    _eprocess_options,
+    _eprocess_round,
     _learnable,
+    _norm_fits,
     _prepare,
     _record,
     _refit,
@@ -97,9 +102,9 @@ def _label_of(v):
 
 
 @inline_kernel
-def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_every, skip,
-               w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache,
-               screen, out, asked):
+def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, window0,
+               rebuild_every, skip, w, P, hw, G, window_X, window_y, switches, counts, E, xn,
+               xnext, Px, acc, hx, cache, screen, out, asked):
     """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
 
     The body of the two block kernels (inlined into each with ``forced`` a
@@ -160,14 +165,22 @@ def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_e
             if finite:
                 if not (t_lo <= tt < t_hi):
                     L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                ask = _decide(forced, detect, rp, tt, kappa, L, rebuild_every,
+                theta = E[_G_THETA] if test_every > 0 and not forced else 0.0
+                ask = _decide(forced, detect, theta, f, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
+                eproc = span > 0 and ask != NO_LABEL
                 if (ask == NO_LABEL or np.isfinite(y)) and (
-                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)) and (
+                        not eproc or _norm_fits(xn)):
                     status = OK
-                    if not screened and _switch_test(f, rp, g, rLp, tt, delta, cache):
+                    if theta > 0.0:
+                        track_confidence(E, abs(f) / (1.0 + rp), test_every)
+                    if (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
+                            eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
                         rp = _restart(switches, counts, w, P, xn, Px)
+                        if eproc:
+                            eprocess_restart(E, d, span)
                         f = 0.0
                         tt = 1
                         if not (t_lo <= tt < t_hi):
@@ -202,29 +215,31 @@ def _run_block(X, Y, forced, normalize, detect, kappa, delta, window0, rebuild_e
 
 
 @kernel
-def _run_many_learn(X, Y, out, asked, A, N, Z, F, hyper, codes):
+def _run_many_learn(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
     """learn_many's kernel: ``_run_block`` with every label given, on the
     blocks of ``selective._selective_views``."""
     w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, X.shape[1])
     )
-    return _run_block(X, Y, True, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0,
-                      hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
+    test_every, span, _ = _eprocess_options(codes, E)
+    return _run_block(X, Y, True, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
+                      test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
                       codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
-                      window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen, out,
+                      window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
                       asked)
 
 
 @kernel
-def _run_many_process(X, Y, out, asked, A, N, Z, F, hyper, codes):
+def _run_many_process(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
     """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
     w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, X.shape[1])
     )
-    return _run_block(X, Y, False, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] != 0,
-                      hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
+    test_every, span, _ = _eprocess_options(codes, E)
+    return _run_block(X, Y, False, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
+                      test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
                       codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
-                      window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen, out,
+                      window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
                       asked)
 
 

@@ -16,6 +16,7 @@ from .._jit import kernel, recompile_with
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
+from .eprocess import eprocess_restart, track_confidence
 from .linalg import symv_by_size
 from .selective import (
     _FULL_ROWS_UP_TO,
@@ -31,7 +32,10 @@ from .selective import (
     _demo_rows,
     _demo_triangle,
     _end_round,
+    _eprocess_options,
+    _eprocess_round,
     _learnable,
+    _norm_fits,
     _options,
     _prepare,
     _products,
@@ -46,8 +50,8 @@ from .selective import (
 
 
 @kernel
-def _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
-            window_X, counts, xn, Px, hx, cache):
+def _assess(x, normalize, detect, theta, kappa, window0, rebuild_every, forced, w, P, hw,
+            G, window_X, counts, xn, Px, hx, cache):
     """Round quantities from the state before the round; writes only work arrays.
 
     Returns ``(f, rp, g, rLp, ask, status)`` with f = w_{t-1}^T x,
@@ -70,28 +74,41 @@ def _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, h
             and np.isfinite(g) and np.isfinite(rLp)):
         return f, rp, g, rLp, NO_LABEL, INVALID
     t = counts[_T] + 1
-    ask = _decide(forced, detect, rp, t, kappa, _window_length(t, window0, window_X.shape[0]),
-                  rebuild_every, counts[_REBUILT], cache)
+    ask = _decide(forced, detect, theta, f, rp, t, kappa,
+                  _window_length(t, window0, window_X.shape[0]), rebuild_every,
+                  counts[_REBUILT], cache)
     return f, rp, g, rLp, ask, OK
 
 
 @kernel
-def _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-            w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache, screen):
+def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0, rebuild_every,
+            w, P, hw, G, window_X, window_y, switches, counts, E, Px, hx, cache, screen):
     """Finish a round assessed by ``_assess``: switch test, restart, learn, rebuild.
 
-    ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window) or
-    BBQ_LABEL (y is learnt by the estimator and goes to the window).
-    Returns the status: INVALID (a queried label that is not finite, or one
-    whose update ``_learnable`` refuses) before anything is written.
+    ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window, or to
+    the e-process) or BBQ_LABEL (y is learnt by the estimator and goes to
+    the window or the e-process). ``span`` > 0: the e-process test runs (on
+    every used label); ``test_every`` > 0: the threshold of its test rounds
+    is tracked (0 in learn mode, where every label is used). Returns the
+    status: INVALID (a queried label that is not finite, one whose update
+    ``_learnable`` refuses, or an input of norm above 1 for the e-process)
+    before anything is written.
     """
     if ask != NO_LABEL and not np.isfinite(y):
         return INVALID
     if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
         return INVALID
+    eproc = span > 0 and ask != NO_LABEL
+    if eproc and not _norm_fits(xn):
+        return INVALID
+    if test_every > 0:
+        track_confidence(E, abs(f) / (1.0 + rp), test_every)
     t = counts[_T] + 1
-    if detect and _switch_test(f, rp, g, rLp, t, delta, cache):
+    if (detect and _switch_test(f, rp, g, rLp, t, delta, cache)) or (
+            eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
         rp = _restart(switches, counts, w, P, xn, Px)
+        if eproc:
+            eprocess_restart(E, xn.shape[0], span)
         f = 0.0
         t = 1
     if ask == BBQ_LABEL:
@@ -106,31 +123,34 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
 
 
 @kernel
-def _assess_one(x, forced, A, N, Z, F, hyper, codes):
+def _assess_one(x, forced, A, N, E, Z, F, hyper, codes):
     """``_assess`` on the blocks: ``(f, rp, g, rLp, ask, status)``; writes only scratch."""
     normalize, detect, kappa, _, window0, rebuild_every, _ = _options(hyper, codes)
+    _, _, theta = _eprocess_options(codes, E)
     w, P, hw, G, window_X, _, _, counts, xn, _, Px, _, hx, cache, _ = _selective_views(
         A, N, Z, F, x.shape[0]
     )
-    return _assess(x, normalize, detect, kappa, window0, rebuild_every, forced, w, P, hw, G,
-                   window_X, counts, xn, Px, hx, cache)
+    return _assess(x, normalize, detect, theta, kappa, window0, rebuild_every, forced, w,
+                   P, hw, G, window_X, counts, xn, Px, hx, cache)
 
 
 @kernel
-def _commit(y, assessed, A, N, Z, F, hyper, codes):
+def _commit(y, assessed, A, N, E, Z, F, hyper, codes):
     """``_finish`` on the blocks, for a round assessed by ``_assess_one`` (its first
     five results, ``(f, rp, g, rLp, ask)``); returns the status."""
     f, rp, g, rLp, ask = assessed
     _, detect, _, delta, window0, rebuild_every, _ = _options(hyper, codes)
+    test_every, span, _ = _eprocess_options(codes, E)
     w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
         _selective_views(A, N, Z, F, Z.shape[0] // 2)
     )
-    return _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every, w, P, hw,
-                   G, window_X, window_y, switches, counts, Px, hx, cache, screen)
+    return _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta,
+                   window0, rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E,
+                   Px, hx, cache, screen)
 
 
 @kernel
-def _learn_one(x, y, A, N, Z, F, hyper, codes):
+def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
     """A round whose label is given (learn mode): ``_assess`` (forced) + ``_finish``.
 
     Returns ``(f, status)``; a skipped sample is counted. (The blocks' views
@@ -138,15 +158,17 @@ def _learn_one(x, y, A, N, Z, F, hyper, codes):
     twice, 7% of a call at d = 10, measured.)
     """
     normalize, detect, _, delta, window0, rebuild_every, skip = _options(hyper, codes)
+    _, span, _ = _eprocess_options(codes, E)
     w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
         _selective_views(A, N, Z, F, x.shape[0])
     )
-    f, rp, g, rLp, ask, status = _assess(x, normalize, detect, 0.5, window0, rebuild_every,
-                                         True, w, P, hw, G, window_X, counts, xn, Px, hx, cache)
+    f, rp, g, rLp, ask, status = _assess(x, normalize, detect, 0.0, 0.5, window0,
+                                         rebuild_every, True, w, P, hw, G, window_X, counts, xn,
+                                         Px, hx, cache)
     if status == OK:
-        status = _finish(xn, y, ask, f, rp, g, rLp, detect, delta, window0, rebuild_every,
-                         w, P, hw, G, window_X, window_y, switches, counts, Px, hx, cache,
-                         screen)
+        status = _finish(xn, y, ask, f, rp, g, rLp, detect, 0, span, delta, window0,
+                         rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E, Px,
+                         hx, cache, screen)
     if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status

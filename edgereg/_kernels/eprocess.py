@@ -1,0 +1,353 @@
+"""An anytime-valid change detector: a change-point e-process against a stationary linear model.
+
+Shared by SelectiveSampler's switch test (``switch_test="eprocess"``) and the
+regressors' drift alarm (``edgereg/drift.py``); issue 17, derivation and
+proof in docs/design/selective.md ("The e-process switch test").
+
+Null (one epoch): E[y_i | x_i, past] = u^T x_i for one u with ||u|| <= 1 and
+y_i - u^T x_i 1-sub-Gaussian (true of y in {-1, +1}: Hoeffding). For any
+prediction m_i made before y_i is seen,
+
+    exp(sum_i [ (y_i - u^T x_i)^2 - (y_i - m_i)^2 ] / 2)
+
+is a nonnegative supermartingale under u. The null's unknown u is replaced by
+a lower bound of min_{||u|| <= 1} sum (y_i - u^T x_i)^2, the ridge residual
+J_n - 1 (J_n = min_u ||u||^2 + sum (y_i - u^T x_i)^2, accumulated by RLS as
+sum e_i^2 / (1 + x_i^T P x_i)), and the prediction m_i by a mixture over the
+change point s: the null's own RLS prediction before s, the alternative's
+(a forgetting RLS, or the model's own prequential prediction) from s on.
+So, with l^a_i, l^b_i the two predictions' increments
+(e_i^2 / (1 + r_i) - (y_i - m_i)^2) / 2,
+
+    log E_n = -1/2 + log( tail(k) exp(LA_n)
+                          + sum_{s <= k} pi_s exp(LA_{c_s - 1} + sum_{i >= c_s} l^b_i) )
+
+over candidate change points c_s every GRID labels, pi_s = ln 2 (1 / ln(s + 1)
+- 1 / ln(s + 2)) (sum 1), tail(k) = ln 2 / ln(k + 2) the prior mass of "no
+change among the first k"; the sum is kept as one log-sum R (``_label_step``).
+Ville's inequality: P(sup_n E_n >= 1 / delta) <= delta under the null, for
+any input sequence and any predictable query rule.
+
+Two instances of the test run staggered (a new one every ``span`` labels,
+each living 2 ``span``), the j-th spending delta pi_j: the null's regret
+(d / 2) ln n and the change-point prior's cost stay bounded, so the delay
+after a switch does not grow with the epoch's length.
+
+Block ``E`` (float64): 8 globals, then per instance slot w0 (d), P0 (d x d),
+8 scalars, then the alternative RLS wb (d), Pb (d x d) when it has one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel
+
+#: Candidate change points every GRID test labels.
+GRID = 16
+#: The alternative RLS's forgetting per test label (effective memory 100 labels).
+ALT_LAMBDA = 0.99
+#: Step of the confidence threshold's multiplicative quantile tracking.
+CONFIDENCE_RATE = 0.02
+#: The threshold's value in a fresh block, and its floor.
+THETA_START = 0.01
+THETA_FLOOR = 1e-12
+LN2 = math.log(2.0)
+#: log of an empty sum, finite so that a state file can hold it (every later
+#: sum added to it is larger by far: _log_add returns that sum exactly).
+_NONE = -1e300
+
+# Globals (E[:8]).
+_G_SCORE = 0  # the current log e-value (its largest instance, see _label_step)
+_G_LABELS = 1  # test labels in the epoch
+_G_SPAN = 2  # labels between two instance starts
+_G_ALARMS = 3  # alarms raised (total)
+_G_LAST = 4  # log e-value of the last alarm
+_G_THETA = 5  # the confidence threshold of the test rounds (``track_confidence``)
+_N_GLOBALS = 8
+# An instance's scalars (after its w0 and P0).
+_I_LA = 0  # log of the no-change path's likelihood ratio
+_I_R = 1  # log-sum of the change paths' weighted ratios
+_I_K = 2  # candidate change points opened
+_I_N = 3  # labels seen
+_I_J = 4  # its index j (spends delta pi_j); 0: not started
+_N_SCALARS = 8
+_SLOTS = 2
+
+
+def eprocess_size(d, alternative):
+    """Length of the block E: globals, two instance slots, the alternative RLS."""
+    return _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS) + (d + d * d if alternative else 0)
+
+
+@kernel
+def _slot(E, d, i):
+    """(w0, P0, scalars) of instance slot i."""
+    o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
+    return (E[o : o + d], E[o + d : o + d + d * d].reshape((d, d)),
+            E[o + d + d * d : o + d + d * d + _N_SCALARS])
+
+
+@kernel
+def _alternative(E, d):
+    """(wb, Pb) of the alternative RLS (empty views when the block has none)."""
+    o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
+    if E.shape[0] < o + d + d * d:
+        return E[o:o], E[o:o].reshape((0, 0))
+    return E[o : o + d], E[o + d : o + d + d * d].reshape((d, d))
+
+
+@kernel
+def _log_add(a, b):
+    """log(e^a + e^b); an argument of ``_NONE`` (or -inf) returns the other."""
+    if a < b:
+        a, b = b, a
+    if b <= _NONE:
+        return a
+    return a + math.log1p(math.exp(b - a))
+
+
+@kernel
+def _log_prior(k):
+    """log pi_k = log(ln 2 (1 / ln(k + 1) - 1 / ln(k + 2))), k >= 1 (sum over k: 1)."""
+    return math.log(LN2 * (1.0 / math.log(k + 1.0) - 1.0 / math.log(k + 2.0)))
+
+
+@kernel
+def _log_tail(k):
+    """log sum_{s > k} pi_s = log(ln 2 / ln(k + 2))."""
+    return math.log(LN2 / math.log(k + 2.0))
+
+
+@kernel
+def _reset_rls(w, P):
+    """w = 0, P = I (ridge 1: A = I)."""
+    d = w.shape[0]
+    for i in range(d):
+        w[i] = 0.0
+        for j in range(d):
+            P[i, j] = 0.0
+        P[i, i] = 1.0
+
+
+@kernel
+def _start_instance(E, d, i, j):
+    """Instance slot i starts afresh as the j-th instance of the epoch."""
+    w0, P0, s = _slot(E, d, i)
+    _reset_rls(w0, P0)
+    s[_I_LA] = 0.0
+    s[_I_R] = _NONE
+    s[_I_K] = 0.0
+    s[_I_N] = 0.0
+    s[_I_J] = float(j)
+
+
+@kernel
+def eprocess_restart(E, d, span):
+    """A new epoch: instance 1 starts, slot 1 waits ``span`` labels; the alternative is kept."""
+    E[_G_SCORE] = -0.5 + _log_prior(1.0)  # log E of a fresh test (instance 1)
+    E[_G_LABELS] = 0.0
+    E[_G_SPAN] = float(span)
+    _start_instance(E, d, 0, 1)
+    _w, _P, s = _slot(E, d, 1)
+    _reset_rls(_w, _P)
+    for k in range(_N_SCALARS):
+        s[k] = 0.0
+    s[_I_R] = _NONE
+
+
+@kernel
+def eprocess_init(E, d, span):
+    """A fresh block: ``eprocess_restart`` and the alternative RLS at its prior."""
+    for k in range(_N_GLOBALS):
+        E[k] = 0.0
+    E[_G_THETA] = THETA_START
+    eprocess_restart(E, d, span)
+    wb, Pb = _alternative(E, d)
+    if wb.shape[0] == d:
+        _reset_rls(wb, Pb)
+
+
+@kernel
+def track_confidence(E, margin, test_every):
+    """Update the threshold theta of the test rounds after a round of |margin| ``margin``.
+
+    A round is a test round (its label asked for the switch test) when the
+    model's |margin| exceeds theta: where it is most confident, a changed
+    concept contradicts it most (for a sign flip the evidence per label is
+    2 (u^T x)^2). theta <- theta exp(rate (1[margin > theta] - 1 / test_every))
+    keeps the fraction of test rounds at 1 / test_every (a multiplicative
+    stochastic-approximation quantile tracker). The choice depends on x and
+    the past only, so the test stays valid.
+    """
+    theta = E[_G_THETA]
+    above = 1.0 if margin > theta else 0.0
+    theta *= math.exp(CONFIDENCE_RATE * (above - 1.0 / test_every))
+    E[_G_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
+
+
+@kernel
+def _rls_products(x, w, P, Px):
+    """Px = P x; returns (w^T x, x^T P x)."""
+    d = x.shape[0]
+    for j in range(d):
+        Px[j] = 0.0
+    for i in range(d):
+        xi = np.float64(x[i])
+        Pi = P[i]
+        for j in range(d):
+            Px[j] += xi * Pi[j]
+    f = 0.0
+    r = 0.0
+    for j in range(d):
+        xj = np.float64(x[j])
+        f += w[j] * xj
+        r += xj * Px[j]
+    return f, r
+
+
+@kernel
+def _rls_learn(y, f, r, w, P, Px, inflate):
+    """w += Px (y - f) / (1 + r), P <- P - u u^T, u = Px / sqrt(1 + r) (exactly
+    symmetric), with P and Px first divided by ``inflate`` (forgetting; 1: none)."""
+    d = w.shape[0]
+    if inflate != 1.0:
+        for i in range(d):
+            Px[i] /= inflate
+            Pi = P[i]
+            for j in range(d):
+                Pi[j] /= inflate
+        r /= inflate
+    c = 1.0 / (1.0 + r)
+    g = (y - f) * c
+    sc = math.sqrt(c)
+    for j in range(d):
+        w[j] += Px[j] * g
+        Px[j] *= sc
+    for i in range(d):
+        ui = Px[i]
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = Pi[j] - ui * Px[j]
+
+
+@kernel
+def alternative_prediction(x, E, d, scratch):
+    """The alternative RLS's prediction wb^T x / (1 + x^T Pb x), clipped to [-1, 1]
+    (where a label of -1 or +1 is nearest); scratch holds Pb x."""
+    wb, Pb = _alternative(E, d)
+    f, r = _rls_products(x, wb, Pb, scratch)
+    m = f / (1.0 + r)
+    return -1.0 if m < -1.0 else (1.0 if m > 1.0 else m)
+
+
+@kernel
+def alternative_learn(x, y, E, d, scratch):
+    """Learn (x, y) into the alternative RLS with forgetting ALT_LAMBDA per label.
+
+    P is divided by lambda only while its trace is at most d (the prior's):
+    the directions the labels do not excite cannot wind up (the prediction
+    is only the alternative's: any rule keeps the test valid).
+    """
+    wb, Pb = _alternative(E, d)
+    f, r = _rls_products(x, wb, Pb, scratch)
+    trace = 0.0
+    for i in range(d):
+        trace += Pb[i, i]
+    _rls_learn(y, f, r, wb, Pb, scratch, ALT_LAMBDA if trace <= d else 1.0)
+
+
+@kernel
+def eprocess_label(x, y, m_alt, clip, E, d, scratch):
+    """One labelled example (x, y) with the alternative's prediction m_alt made
+    before y: both instances' statistics and nulls updated, the staggered
+    restart made; returns the test's log e-value (also E[_G_SCORE]).
+
+    The log e-value of instance j is log E_j + log pi_j (the share delta pi_j
+    of delta it spends, so that log(1 / delta) is every instance's
+    threshold); the test's is the larger of the two. ``clip``: predictions
+    clipped to [-1, 1] (labels in {-1, +1}). 2 (d^2 + d^2) multiply-adds.
+    """
+    best = -np.inf
+    for i in range(_SLOTS):
+        w0, P0, s = _slot(E, d, i)
+        if s[_I_J] < 1.0:
+            continue
+        f0, r0 = _rls_products(x, w0, P0, scratch)
+        e = y - f0
+        jinc = e * e / (1.0 + r0)
+        ma = f0 / (1.0 + r0)
+        if clip:
+            ma = -1.0 if ma < -1.0 else (1.0 if ma > 1.0 else ma)
+        la = 0.5 * (jinc - (y - ma) * (y - ma))
+        lb = 0.5 * (jinc - (y - m_alt) * (y - m_alt))
+        if s[_I_N] % GRID == 0.0:  # a candidate change point opens before this label
+            s[_I_K] += 1.0
+            s[_I_R] = _log_add(s[_I_R], _log_prior(s[_I_K]) + s[_I_LA])
+        s[_I_N] += 1.0
+        s[_I_R] += lb
+        s[_I_LA] += la
+        log_e = -0.5 + _log_add(s[_I_LA] + _log_tail(s[_I_K]), s[_I_R]) + _log_prior(s[_I_J])
+        if log_e > best:
+            best = log_e
+        _rls_learn(y, f0, r0, w0, P0, scratch, 1.0)
+    n = E[_G_LABELS] + 1.0
+    E[_G_LABELS] = n
+    span = E[_G_SPAN]
+    if n % span == 0.0:  # staggered restart: slot (n / span) mod 2, index n / span + 1
+        q = n // span
+        _start_instance(E, d, int(q % 2.0), int(q) + 1)
+    E[_G_SCORE] = best
+    return best
+
+
+def eprocess_span(d):
+    """Labels between two instance starts: 2048, or 64 d from d = 32 (measured: at
+    d = 10 a span of 1000 lost 4 of 10 sign flips that 2000 found, see
+    docs/design/selective.md)."""
+    return max(2048, 64 * d)
+
+
+def eprocess_faults(E, d, span, alternative, field):
+    """(field, reason) for every invariant a loaded block E breaks (plain Python)."""
+    faults = []
+    E = np.asarray(E, dtype=np.float64)
+    if E.shape[0] != eprocess_size(d, alternative):
+        return [(field, f"has {E.shape[0]} values, expected {eprocess_size(d, alternative)}")]
+    limit = 2.0**53
+
+    def count(v):
+        return v == math.floor(v) and 0.0 <= v <= limit
+
+    if not E[_G_THETA] >= THETA_FLOOR:
+        faults.append((field, f"holds a confidence threshold {E[_G_THETA]!r} below "
+                              f"{THETA_FLOOR}"))
+    if E[_G_SPAN] != span:
+        faults.append((field, f"holds an instance span of {E[_G_SPAN]!r}, expected {span}"))
+    if not (count(E[_G_LABELS]) and count(E[_G_ALARMS])):
+        faults.append((field, "holds a label or alarm count that is not a whole number "
+                              f"in [0, 2^53]: {E[_G_LABELS]!r}, {E[_G_ALARMS]!r}"))
+    for i in range(_SLOTS):
+        o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
+        P0 = E[o + d : o + d + d * d].reshape((d, d))
+        s = E[o + d + d * d : o + d + d * d + _N_SCALARS]
+        if not (count(s[_I_J]) and count(s[_I_N]) and s[_I_N] <= 2 * span
+                and s[_I_K] == math.ceil(s[_I_N] / GRID)):
+            faults.append((field, f"instance {i} holds inconsistent counts "
+                                  f"(index {s[_I_J]!r}, labels {s[_I_N]!r}, candidates "
+                                  f"{s[_I_K]!r})"))
+        if not (np.array_equal(P0, P0.T) and np.all(np.abs(P0) <= 1.0 + 1e-6)
+                and np.all(np.diagonal(P0) >= -1e-6)):
+            faults.append((field, f"instance {i}'s P0 is not the inverse of a symmetric "
+                                  "matrix >= I"))
+    if alternative:
+        o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
+        Pb = E[o + d : o + d + d * d].reshape((d, d))
+        bound = d / ALT_LAMBDA * (1.0 + 1e-6)
+        if not (np.array_equal(Pb, Pb.T) and np.all(np.abs(Pb) <= bound)
+                and np.all(np.diagonal(Pb) >= -1e-6) and np.trace(Pb) <= bound):
+            faults.append((field, "the alternative's Pb is not symmetric with its trace "
+                                  f"within {bound:.4g}"))
+    return faults
