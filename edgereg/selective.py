@@ -312,7 +312,7 @@ class SelectiveSampler(OnlineModel):
         E = state.switch_test  # type: ignore[attr-defined]
         if E.shape[0]:
             d = self.n_features
-            faults += eprocess_faults(E, d, eprocess_span(d), True, "switch_test")
+            faults += eprocess_faults(E, d, eprocess_span(d), True, True, "switch_test")
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         # A = I + sum x x^T >= I, so A^-1 has its eigenvalues in (0, 1]: its
         # diagonal in [0, 1] up to rounding (an input of 4e9 leaves 1e-19,

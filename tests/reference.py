@@ -418,8 +418,14 @@ def selective_reference(
     rebuild_every: int = 4,
     normalize: bool = True,
     forced: bool = False,
+    switch_test: str = "eprocess",
+    test_every: int = 4,
 ) -> dict[str, np.ndarray]:
     """BBQ with the demo-classifier switch test, straight from SPEC.md section 4.
+
+    ``switch_test="eprocess"``: the test of issue 17 instead (``EProcessReference``
+    on every label used; a round is a test round when |w_t^T x_t| exceeds the
+    tracked threshold); ``out["score"]`` holds its log e-value after each round.
 
     Keeps A and b (and A_L, b_L of the demo classifier) as explicit matrices
     and solves every linear system directly: no Sherman-Morrison. Makes the
@@ -445,6 +451,10 @@ def selective_reference(
     out["bbq"] = np.zeros(n, dtype=bool)
     out["Ainv"] = np.zeros((n, d, d))
     out["w"] = np.zeros((n, d))
+    out["score"] = np.full(n, np.nan)
+    eprocess = detect_switch and switch_test == "eprocess"
+    spec = detect_switch and not eprocess
+    ep = EProcessReference(d, max(2048, 64 * d)) if eprocess else None
     for s in range(n):
         x = X[s].copy()
         if normalize and np.any(x != 0):
@@ -458,14 +468,29 @@ def selective_reference(
         hmargin = x @ np.linalg.solve(ALt, bL)
         bbq = True if forced else bool(r > float(t) ** (-kappa))
         L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
-        demo = detect_switch and t - t_rebuilt > (rebuild_every - 1) * L
+        demo = spec and t - t_rebuilt > (rebuild_every - 1) * L
+        if ep is not None and not forced:
+            demo = abs(margin) > ep.theta
         queried = bbq or demo
         out["margin"][s], out["r"][s] = margin, r
         out["demo_margin"][s], out["r_demo"][s] = hmargin, rL
         out["prediction"][s] = 1.0 if margin >= 0 else -1.0
         out["queried"][s] = queried
         out["bbq"][s] = bbq
-        if detect_switch:
+        if ep is not None:
+            if not forced:
+                ep.track(abs(margin), test_every)
+            if queried:
+                m_alt = ep.alternative(x)
+                score = ep.label(x, float(y[s]), m_alt)
+                ep.learn_alternative(x, float(y[s]))
+                if score >= -np.log(delta):
+                    out["switched"][s] = True
+                    A, b = np.eye(d), np.zeros(d)
+                    t = 1
+                    ep.restart()
+            out["score"][s] = ep.score
+        if spec:
             delta_t = delta / (t * (t + 1.0))
             c = np.sqrt(2.0 * np.log(2.0 / delta_t)) + 1.0
             K = c * np.sqrt(r) + r + c * np.sqrt(rL) + rL
@@ -477,11 +502,11 @@ def selective_reference(
             A = A + np.outer(x, x)
             b = b + y[s] * x
         if queried:
-            if detect_switch:
+            if spec:
                 window.append((x, float(y[s])))
                 window = window[-window_max:]
         t_epoch = t
-        if detect_switch:
+        if spec:
             L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
             if t - t_rebuilt >= rebuild_every * L:
                 recent = window[-L:]
@@ -491,6 +516,99 @@ def selective_reference(
         out["Ainv"][s] = np.linalg.inv(A)
         out["w"][s] = np.linalg.solve(A, b)
     return out
+
+
+class EProcessReference:
+    """The change-point e-process of ``edgereg/_kernels/eprocess.py``, written out.
+
+    Every instance keeps its labels; the null's J_n = sum y^2 - b^T A^-1 b
+    (A = I + sum x x^T) is solved directly after each label (the kernel
+    accumulates e^2 / (1 + r) instead), the null's prediction is
+    x^T (A + x x^T)^-1 b, and log E sums every candidate change point's
+    path explicitly (the kernel keeps one running log-sum). The alternative
+    RLS keeps A_b and b_b: A_b <- lambda A_b + x x^T, b_b <- lambda b_b + y x,
+    the discount skipped while trace(A_b^-1) > d.
+    """
+
+    def __init__(self, d: int, span: int, *, grid: int = 16, alt_lambda: float = 0.99,
+                 clip: bool = True, theta: float = 0.01, rate: float = 0.02) -> None:
+        self.d, self.span, self.grid, self.alt_lambda, self.clip = d, span, grid, alt_lambda, clip
+        self.theta, self.rate = theta, rate
+        self.Ab, self.bb = np.eye(d), np.zeros(d)
+        self.restart()
+
+    @staticmethod
+    def log_prior(k: float) -> float:
+        return float(np.log(np.log(2.0) * (1.0 / np.log(k + 1.0) - 1.0 / np.log(k + 2.0))))
+
+    def restart(self) -> None:
+        self.labels = 0
+        self.slots: list[dict | None] = [self._instance(1), None]
+        self.score = -0.5 + self.log_prior(1)
+
+    def _instance(self, j: int) -> dict:
+        return {"j": j, "X": [], "y": [], "la": [], "lb": []}
+
+    def _clip(self, m: float) -> float:
+        return min(1.0, max(-1.0, m)) if self.clip else m
+
+    def alternative(self, x: np.ndarray) -> float:
+        """The alternative RLS's prediction x^T (A_b + x x^T)^-1 b_b, clipped."""
+        return min(1.0, max(-1.0, float(x @ np.linalg.solve(self.Ab + np.outer(x, x), self.bb))))
+
+    def learn_alternative(self, x: np.ndarray, y: float) -> None:
+        if np.trace(np.linalg.inv(self.Ab)) <= self.d:
+            self.Ab, self.bb = self.alt_lambda * self.Ab, self.alt_lambda * self.bb
+        self.Ab, self.bb = self.Ab + np.outer(x, x), self.bb + y * x
+
+    def track(self, margin: float, test_every: int) -> None:
+        above = 1.0 if margin > self.theta else 0.0
+        self.theta = max(self.theta * np.exp(self.rate * (above - 1.0 / test_every)), 1e-12)
+
+    @staticmethod
+    def _J(X: list, y: list, d: int) -> float:
+        if not X:
+            return 0.0
+        Xa, ya = np.array(X), np.array(y)
+        A = np.eye(d) + Xa.T @ Xa
+        b = Xa.T @ ya
+        return float(ya @ ya - b @ np.linalg.solve(A, b))
+
+    def label(self, x: np.ndarray, y: float, m_alt: float) -> float:
+        """One labelled example; returns the test's log e-value."""
+        best = -np.inf
+        for inst in self.slots:
+            if inst is None:
+                continue
+            Xs, ys = inst["X"], inst["y"]
+            A = np.eye(self.d) + (np.array(Xs).T @ np.array(Xs) if Xs else 0.0)
+            b = np.array(Xs).T @ np.array(ys) if Xs else np.zeros(self.d)
+            ma = self._clip(float(x @ np.linalg.solve(A + np.outer(x, x), b)))
+            dJ = self._J(Xs + [x], ys + [y], self.d) - self._J(Xs, ys, self.d)
+            inst["la"].append(0.5 * (dJ - (y - ma) ** 2))
+            inst["lb"].append(0.5 * (dJ - (y - m_alt) ** 2))
+            Xs.append(x)
+            ys.append(y)
+            n = len(ys)
+            k = -(-n // self.grid)  # candidates opened: before labels 0, G, 2G, ...
+            # Path of candidate s (opened before label c = (s - 1) G): the
+            # null's prediction before c, the alternative's from c on.
+            cla = np.concatenate([[0.0], np.cumsum(inst["la"])])
+            clb = np.concatenate([[0.0], np.cumsum(inst["lb"])])
+            s_ = np.arange(1, k + 1, dtype=np.float64)
+            c = (np.arange(1, k + 1) - 1) * self.grid
+            prior = np.log(np.log(2.0) * (1.0 / np.log(s_ + 1.0) - 1.0 / np.log(s_ + 2.0)))
+            paths = prior + cla[c] + (clb[n] - clb[c])
+            no_change = np.log(np.log(2.0) / np.log(k + 2.0)) + cla[n]
+            log_e = (-0.5 + float(np.logaddexp.reduce(np.append(paths, no_change)))
+                     + self.log_prior(inst["j"]))
+            best = max(best, log_e)
+        self.labels += 1
+        if self.labels % self.span == 0:
+            q = self.labels // self.span
+            self.slots[q % 2] = self._instance(q + 1)
+        self.score = best
+        return best
 
 
 # ----------------------------------------------------------------------------

@@ -316,7 +316,8 @@ def test_switch_test_bound_decides_exactly_as_the_formula():
 @pytest.mark.parametrize("d", [70])
 def test_large_d_paths_match_reference_and_each_other(d):
     # d > 64: the demo product runs over the upper triangle only.
-    kw = dict(kappa=0.75, delta=0.5, window0=5, window_max=40, rebuild_every=2)
+    kw = dict(kappa=0.75, delta=0.5, window0=5, window_max=40, rebuild_every=2,
+              switch_test="spec")
     X, y, _ = switch_stream(400, d, switch_at=[200], distance=2.0, seed=12)
     ref = selective_reference(X, y, **kw)
     a, b = SelectiveSampler(d, **kw), SelectiveSampler(d, **kw)
@@ -543,3 +544,80 @@ def test_block_labels_of_any_real_dtype_are_mapped_as_one_sample_labels():
     with pytest.raises(ValueError, match="row 7"):
         SelectiveSampler(3).learn_many(X, bad)
 
+
+
+# ------------------------------------------------------------ the e-process test
+def _check_eprocess_step(m: SelectiveSampler, ref: dict, s: int) -> None:
+    _check_step(m, ref, s)
+    np.testing.assert_allclose(m.switch_score_, ref["score"][s], rtol=1e-9, atol=1e-8,
+                               err_msg=f"round {s}")
+
+
+def test_eprocess_process_matches_reference_after_every_step():
+    X, y, _, _ = switch_stream(3000, 3, switch_at=1500, distance=2.0, seed=3)
+    ref = selective_reference(X, y, delta=0.1)
+    assert ref["switched"].any() and 0 < ref["bbq"].sum() < ref["queried"].sum() < 3000
+    m = SelectiveSampler(3)
+    for s in range(len(X)):
+        pred, q = m.process_one(X[s], lambda s=s: y[s])
+        assert (pred, q) == (ref["prediction"][s], ref["queried"][s]), s
+        _check_eprocess_step(m, ref, s)
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+    assert m.n_queries_ - m.n_demo_queries_ == ref["bbq"].sum()
+
+
+def test_eprocess_learn_matches_reference_across_instance_restarts():
+    # 4,500 labels: the test's second instance starts at label 2,048 and the
+    # first restarts at 4,096 (span 2,048), with a switch at 3,000.
+    X, y, _, _ = switch_stream(4500, 2, switch_at=3000, distance=2.0, seed=5)
+    ref = selective_reference(X, y, forced=True)
+    m = SelectiveSampler(2)
+    for s in range(len(X)):
+        assert m.learn_one(X[s], y[s]) == ref["prediction"][s]
+        if s % 25 == 0 or ref["switched"][s]:
+            _check_eprocess_step(m, ref, s)
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+    assert m.switches_.size and m.switches_[0] >= 3000
+    block = SelectiveSampler(2)
+    np.testing.assert_array_equal(block.learn_many(X, y), ref["prediction"])
+    for k, v in m.state._asdict().items():
+        np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
+
+
+def test_eprocess_fires_on_switches_and_stays_quiet_on_stationary_streams():
+    # Regression figures on fixed seeds (examples/selective_evaluation.py
+    # has the 20-seed tables): a sign flip is found within 1,500 rounds, a
+    # distance-1 switch within 10,000, and 100,000 stationary rounds raise none.
+    for seed in range(3):
+        X, y, _, _ = switch_stream(6000, 10, switch_at=3000, distance=2.0, seed=seed)
+        m = SelectiveSampler(10)
+        m.process_many(X, y)
+        assert m.switches_.size and 3000 <= m.switches_[0] <= 4500, m.switches_
+        X, y, _, _ = switch_stream(14000, 5, switch_at=4000, distance=1.0, seed=seed)
+        m = SelectiveSampler(5)
+        m.process_many(X, y)
+        assert m.switches_.size and 4000 <= m.switches_[0] <= 14000, m.switches_
+        X, y, _, _ = switch_stream(100_000, 3, switch_at=100_000, seed=100 + seed)
+        m = SelectiveSampler(3)
+        m.process_many(X, y)
+        assert m.n_switches_ == 0 and m.switch_score_ < -np.log(0.1)
+
+
+def test_eprocess_test_rounds_are_one_in_test_every():
+    X, y, _, _ = switch_stream(40_000, 4, switch_at=40_000, seed=9)
+    for k in (2, 4, 8):
+        m = SelectiveSampler(4, test_every=k)
+        m.process_many(X, y)
+        assert abs(m.n_demo_queries_ / 40_000 - 1.0 / k) < 0.02, (k, m.n_demo_queries_)
+
+
+def test_eprocess_memory_and_spec_window():
+    e, spec = SelectiveSampler(10), SelectiveSampler(10, switch_test="spec")
+    assert e.state.window_X.shape == (0, 10) and spec.state.window_X.shape == (2000, 10)
+    assert e.state.switch_test.shape == (3 * 100 + 3 * 10 + 24,)
+    assert spec.state.switch_test.shape == (0,) and np.isnan(spec.switch_score_)
+    assert e.nbytes() < 12_000 < 170_000 < spec.nbytes()
+    with pytest.raises(ValueError, match="switch_test must be"):
+        SelectiveSampler(3, switch_test="cusum")
+    with pytest.raises(ValueError, match="test_every"):
+        SelectiveSampler(3, test_every=0)

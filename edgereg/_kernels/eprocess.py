@@ -270,7 +270,7 @@ def eprocess_label(x, y, m_alt, clip, E, d, scratch):
     threshold); the test's is the larger of the two. ``clip``: predictions
     clipped to [-1, 1] (labels in {-1, +1}). 2 (d^2 + d^2) multiply-adds.
     """
-    best = -np.inf
+    best = _NONE
     for i in range(_SLOTS):
         w0, P0, s = _slot(E, d, i)
         if s[_I_J] < 1.0:
@@ -310,7 +310,7 @@ def eprocess_span(d):
     return max(2048, 64 * d)
 
 
-def eprocess_faults(E, d, span, alternative, field):
+def eprocess_faults(E, d, span, alternative, labels_bounded, field):
     """(field, reason) for every invariant a loaded block E breaks (plain Python)."""
     faults = []
     E = np.asarray(E, dtype=np.float64)
@@ -329,10 +329,20 @@ def eprocess_faults(E, d, span, alternative, field):
     if not (count(E[_G_LABELS]) and count(E[_G_ALARMS])):
         faults.append((field, "holds a label or alarm count that is not a whole number "
                               f"in [0, 2^53]: {E[_G_LABELS]!r}, {E[_G_ALARMS]!r}"))
+    live = 0
     for i in range(_SLOTS):
         o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
+        w0 = E[o : o + d]
         P0 = E[o + d : o + d + d * d].reshape((d, d))
         s = E[o + d + d * d : o + d + d * d + _N_SCALARS]
+        live += s[_I_J] >= 1.0
+        # Labels of size <= 1: ||w0||^2 = b^T A^-2 b <= b^T A^-1 b = n - J_n <= n.
+        if labels_bounded and not np.sum(w0 * w0) <= s[_I_N] * (1.0 + 1e-9) + 1e-9:
+            faults.append((field, f"instance {i}'s weights are longer than its "
+                                  f"{s[_I_N]:.0f} labels allow"))
+        if not (abs(s[_I_LA]) <= 1e12 and _NONE <= s[_I_R] <= 1e12):
+            faults.append((field, f"instance {i} holds log-ratios out of range "
+                                  f"({s[_I_LA]!r}, {s[_I_R]!r})"))
         if not (count(s[_I_J]) and count(s[_I_N]) and s[_I_N] <= 2 * span
                 and s[_I_K] == math.ceil(s[_I_N] / GRID)):
             faults.append((field, f"instance {i} holds inconsistent counts "
@@ -342,8 +352,12 @@ def eprocess_faults(E, d, span, alternative, field):
                 and np.all(np.diagonal(P0) >= -1e-6)):
             faults.append((field, f"instance {i}'s P0 is not the inverse of a symmetric "
                                   "matrix >= I"))
+    if live == 0:
+        faults.append((field, "holds no running instance of the test"))
     if alternative:
         o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
+        if not np.all(np.abs(E[o : o + d]) <= 1e12):
+            faults.append((field, "the alternative's weights exceed 1e12"))
         Pb = E[o + d : o + d + d * d].reshape((d, d))
         bound = d / ALT_LAMBDA * (1.0 + 1e-6)
         if not (np.array_equal(Pb, Pb.T) and np.all(np.abs(Pb) <= bound)

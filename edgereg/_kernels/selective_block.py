@@ -169,10 +169,9 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                 ask = _decide(forced, detect, theta, f, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
-                eproc = span > 0 and ask != NO_LABEL
+                eproc = span > 0 and ask != NO_LABEL and _norm_fits(xn)
                 if (ask == NO_LABEL or np.isfinite(y)) and (
-                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)) and (
-                        not eproc or _norm_fits(xn)):
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
                     status = OK
                     if theta > 0.0:
                         track_confidence(E, abs(f) / (1.0 + rp), test_every)

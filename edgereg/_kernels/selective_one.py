@@ -90,17 +90,17 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
     the window or the e-process). ``span`` > 0: the e-process test runs (on
     every used label); ``test_every`` > 0: the threshold of its test rounds
     is tracked (0 in learn mode, where every label is used). Returns the
-    status: INVALID (a queried label that is not finite, one whose update
-    ``_learnable`` refuses, or an input of norm above 1 for the e-process)
-    before anything is written.
+    status: INVALID (a queried label that is not finite, or one whose update
+    ``_learnable`` refuses) before anything is written.
     """
     if ask != NO_LABEL and not np.isfinite(y):
         return INVALID
     if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
         return INVALID
-    eproc = span > 0 and ask != NO_LABEL
-    if eproc and not _norm_fits(xn):
-        return INVALID
+    # The e-process sees only inputs of norm <= 1 (its model; always true
+    # of normalised inputs): with normalize=False a longer x is learnt but
+    # not tested, a choice made from x alone (the test stays valid).
+    eproc = span > 0 and ask != NO_LABEL and _norm_fits(xn)
     if test_every > 0:
         track_confidence(E, abs(f) / (1.0 + rp), test_every)
     t = counts[_T] + 1
