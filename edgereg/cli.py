@@ -461,8 +461,11 @@ def run_stream(
                     y = np.array([_number(c) for c in y_cells])
                     if not np.all(np.isfinite(y)):
                         raise ValueError("non-finite target")
+                    switches = getattr(model, "n_switches_", 0)
                     yhat = model.learn_one(x, y if multi else float(y[0]))
                     counts["learnt"] += 1
+                    if getattr(model, "n_switches_", 0) > switches:
+                        err.write(_switch_line(model, lineno))
             except (ValueError, TypeError) as exc:
                 counts["skipped"] += 1
                 err.write(f"line {lineno}: skipped ({exc})\n")
@@ -481,6 +484,16 @@ def run_stream(
     if counts["skipped"]:
         err.write(f"{counts['skipped']} rows skipped for bad values\n")
     return counts
+
+
+def _switch_line(model: Any, lineno: int) -> str:
+    """The stderr line of a switch declared by a SelectiveSampler."""
+    line = f"line {lineno}: switch declared at sample {model.n_seen_ - 1}"
+    score = model.last_switch_score_
+    if score == score:  # the e-process test: its evidence
+        line += (f" (log e-value {score:.3f} >= log(1/delta) = {-np.log(model.delta):.3f}); "
+                 "the classifier restarts")
+    return line + "\n"
 
 
 # -------------------------------------------------------------- bench/warmup

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import python_function
-from ._kernels.eprocess import _G_SCORE, eprocess_faults, eprocess_init, eprocess_span
+from ._kernels.eprocess import _G_LAST, _G_SCORE, eprocess_faults, eprocess_init, eprocess_span
 from ._kernels.selective import (
     _C_DELTA,
     _C_DETECT,
@@ -374,6 +374,13 @@ class SelectiveSampler(OnlineModel):
         declared when it reaches log(1 / delta)."""
         E = self._state.switch_test
         return float(E[_G_SCORE]) if E.shape[0] else float("nan")
+
+    @property
+    def last_switch_score_(self) -> float:
+        """The log e-value that declared the latest switch (NaN before any, or
+        without the e-process test)."""
+        E = self._state.switch_test
+        return float(E[_G_LAST]) if E.shape[0] and self.n_switches_ else float("nan")
 
     @property
     def n_demo_queries_(self) -> int:

@@ -230,3 +230,21 @@ def test_a_param_that_differs_from_the_resumed_state_is_an_error(tmp_path):
 def test_a_missing_state_folder_fails_at_the_start(tmp_path):
     with pytest.raises(SystemExit, match="does not exist"):
         _stream("", state=str(tmp_path / "no" / "such" / "s.npz"))
+
+
+def test_stream_selective_prints_a_line_when_a_switch_is_declared():
+    from edgereg.streams import switch_stream
+
+    X, y, _, _ = switch_stream(4000, 3, switch_at=2000, distance=2.0, seed=2)
+    rows = "".join(",".join(repr(float(v)) for v in (*x, t)) + "\n"
+                   for x, t in zip(X, y, strict=True))
+    out, err = io.StringIO(), io.StringIO()
+    run_stream("selective", {}, io.StringIO(rows), out, err)
+    expected = edgereg.SelectiveSampler(3)
+    expected.learn_many(X, y)
+    switch_lines = [line for line in err.getvalue().splitlines() if "switch declared" in line]
+    assert expected.n_switches_ >= 1
+    assert len(switch_lines) == expected.n_switches_
+    first = int(expected.switches_[0])
+    assert switch_lines[0].startswith(f"line {first + 1}: switch declared at sample {first} ")
+    assert "log e-value" in switch_lines[0] and ">= log(1/delta) = 2.303" in switch_lines[0]

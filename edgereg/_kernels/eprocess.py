@@ -159,6 +159,14 @@ def eprocess_restart(E, d, span):
 
 
 @kernel
+def eprocess_alarm(E, d, span):
+    """The test fired: record the alarm and its log e-value, then ``eprocess_restart``."""
+    E[_G_LAST] = E[_G_SCORE]
+    E[_G_ALARMS] += 1.0
+    eprocess_restart(E, d, span)
+
+
+@kernel
 def eprocess_init(E, d, span):
     """A fresh block: ``eprocess_restart`` and the alternative RLS at its prior."""
     for k in range(_N_GLOBALS):

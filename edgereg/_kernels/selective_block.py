@@ -15,7 +15,7 @@ import numpy as np
 from .._jit import inline_kernel, kernel, recompile_with
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import _G_THETA, eprocess_restart, track_confidence
+from .eprocess import _G_THETA, eprocess_alarm, track_confidence
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
@@ -179,7 +179,7 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                             eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
                         rp = _restart(switches, counts, w, P, xn, Px)
                         if eproc:
-                            eprocess_restart(E, d, span)
+                            eprocess_alarm(E, d, span)
                         f = 0.0
                         tt = 1
                         if not (t_lo <= tt < t_hi):

@@ -16,7 +16,7 @@ from .._jit import kernel, recompile_with
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import eprocess_restart, track_confidence
+from .eprocess import eprocess_alarm, track_confidence
 from .linalg import symv_by_size
 from .selective import (
     _FULL_ROWS_UP_TO,
@@ -108,7 +108,7 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
             eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
         rp = _restart(switches, counts, w, P, xn, Px)
         if eproc:
-            eprocess_restart(E, xn.shape[0], span)
+            eprocess_alarm(E, xn.shape[0], span)
         f = 0.0
         t = 1
     if ask == BBQ_LABEL:
