@@ -62,6 +62,7 @@ MODEL_MODULES = {
     "DFOP": "dfop",
     "RLS": "dfop",
     "DFOPBank": "bank",
+    "DriftAlarm": "drift",
     "FleetBank": "bank",
     "Fleet": "fleet",
     "NORMAClassifier": "norma",

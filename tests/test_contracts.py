@@ -261,8 +261,9 @@ def test_float32_tracks_float64(case):
     # The learnt arrays are float32; DFOP's accumulator of forgotten mass (one
     # number, one per member of a Fleet or a DFOPBank) and a DFOPBank's
     # aggregation (K weights, 3 target statistics) and a SelectiveSampler's
-    # switch test (a statistical test: its sums of log-ratios) stay float64.
-    float64_fields = ("forgotten", "weights", "scale", "switch_test")
+    # switch test and a DriftAlarm's test (statistical tests: their sums of
+    # log-ratios) stay float64.
+    float64_fields = ("forgotten", "weights", "scale", "switch_test", "drift")
     arrays = [v for k, v in a.state._asdict().items()
               if v.dtype.kind == "f" and v.size > 1 and k not in float64_fields]
     assert arrays and all(v.dtype == np.float32 for v in arrays)

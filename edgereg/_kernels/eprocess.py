@@ -373,3 +373,66 @@ def eprocess_faults(E, d, span, alternative, labels_bounded, field):
             faults.append((field, "the alternative's Pb is not symmetric with its trace "
                                   f"within {bound:.4g}"))
     return faults
+
+
+# ------------------------------------------------------------- the drift alarm
+# DriftAlarm's kernels take (X, Y, M, rows, E, N, work, hyper, codes):
+#   E  learnt, float64: the test's block (no alternative RLS: the wrapped
+#      model's prequential predictions are the alternative)
+#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts _D_*
+#   work  float64 (2 d): the scaled input, P0 x
+#   hyper  float64: the scales of x and y, delta; codes int64: span
+DRIFT_RECORD = 64
+_D_SEEN, _D_SKIPPED, _D_ALARMS = range(3)
+_N_DRIFT_COUNTS = 4
+_H_SCALE_X, _H_SCALE_Y, _H_DELTA = range(3)
+_N_DRIFT_HYPER = 3
+#: Scaled values beyond these are not tested (||x'||^2 <= 1e100, |y'|, |m'|
+#: <= 1e50): every quantity of the test then stays finite (docs/design).
+_X2_LIMIT = 1e100
+_Y_LIMIT = 1e50
+
+
+@kernel
+def _drift_row(X, Y, M, t, E, N, work, hyper, span):
+    """One row of the alarm: x' = x s_x, y' = y s_y, m' = m s_y into the test.
+
+    Returns 1 on an alarm, 0 without, -1 when the row is not tested: a value
+    not finite (a sample the model skipped), or beyond the limits (counted
+    in _D_SKIPPED); nothing else is written."""
+    d = X.shape[1]
+    sx = hyper[_H_SCALE_X]
+    sy = hyper[_H_SCALE_Y]
+    y = np.float64(Y[t]) * sy
+    m = np.float64(M[t]) * sy
+    nn = 0.0
+    xs = work[:d]
+    for j in range(d):
+        v = np.float64(X[t, j]) * sx
+        xs[j] = v
+        nn += v * v
+    counts = N[DRIFT_RECORD:]
+    if not (math.isfinite(nn) and math.isfinite(y) and math.isfinite(m)):
+        return -1  # a sample the model skipped (it counts it)
+    if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
+        counts[_D_SKIPPED] += 1
+        return -1
+    score = eprocess_label(xs, y, m, False, E, d, work[d:])
+    counts[_D_SEEN] += 1
+    if score >= -math.log(hyper[_H_DELTA]):
+        k = counts[_D_ALARMS]
+        N[k % DRIFT_RECORD] = counts[_D_SEEN] - 1
+        counts[_D_ALARMS] = k + 1
+        eprocess_alarm(E, d, span)
+        return 1
+    return 0
+
+
+@kernel
+def drift_run(X, Y, M, rows, E, N, work, hyper, codes):
+    """``_drift_row`` over rows 0 .. rows - 1; returns the alarms raised."""
+    alarms = 0
+    for t in range(rows):
+        if _drift_row(X, Y, M, t, E, N, work, hyper, codes[0]) == 1:
+            alarms += 1
+    return alarms

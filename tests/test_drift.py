@@ -1,0 +1,92 @@
+"""DriftAlarm (issue 17): the e-process on a regressor's prequential predictions.
+
+Checked step by step against ``tests/reference.py``'s explicit
+``EProcessReference`` (the same test SelectiveSampler runs, without clipping
+and with the model's prediction as the alternative), then its two promises
+on fixed seeds: quiet on stationary streams, an alarm soon after a jump.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference import EProcessReference
+
+import edgereg
+from edgereg import DFOP, DriftAlarm, SelectiveSampler
+
+
+def _stream(n, d, seed, jump_at=None, noise=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    u = rng.normal(size=d)
+    y = X @ u + noise * rng.normal(size=n)
+    if jump_at is not None:
+        v = rng.normal(size=d)
+        y[jump_at:] = X[jump_at:] @ v + noise * rng.normal(size=n - jump_at)
+    return X, y, np.linalg.norm(u)
+
+
+@pytest.mark.parametrize("forgetting", [0.02, "auto"])
+def test_drift_score_matches_the_reference_after_every_step(forgetting):
+    d, noise, bound = 3, 0.5, 4.0
+    X, y, _ = _stream(2600, d, seed=1, jump_at=1500)
+    alarm = DriftAlarm(DFOP(d, forgetting), noise=noise, coef_bound=bound)
+    plain = DFOP(d, forgetting)
+    ref = EProcessReference(d, 2048, clip=False)
+    for t in range(len(X)):
+        m = plain.learn_one(X[t], y[t])
+        assert alarm.learn_one(X[t], y[t]) == m
+        score = ref.label(X[t] * bound / noise, y[t] / noise, m / noise)
+        if score >= -np.log(0.1):
+            ref.restart()
+        if t % 20 == 0 or score >= -np.log(0.1):
+            np.testing.assert_allclose(alarm.drift_score_, ref.score, rtol=1e-9, atol=1e-7,
+                                       err_msg=f"row {t}")
+    assert alarm.n_drifts_ >= 1 and alarm.drifts_[0] >= 1500  # the jump, and nothing before
+    block = DriftAlarm(DFOP(d, forgetting), noise=noise, coef_bound=bound)
+    np.testing.assert_array_equal(block.learn_many(X, y), DFOP(d, forgetting).learn_many(X, y))
+    for k, v in alarm.state._asdict().items():
+        np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
+
+
+@pytest.mark.parametrize("forgetting", [0.01, "auto"])
+def test_quiet_on_stationary_streams_and_fires_after_a_jump(forgetting):
+    for seed in range(3):
+        X, y, norm_u = _stream(30_000, 5, seed=10 + seed)
+        alarm = DriftAlarm(DFOP(5, forgetting), noise=0.5, coef_bound=2 * norm_u)
+        alarm.learn_many(X, y)
+        assert alarm.n_drifts_ == 0 and alarm.drift_score_ < -np.log(0.1)
+        X, y, norm_u = _stream(8000, 5, seed=20 + seed, jump_at=4000)
+        alarm = DriftAlarm(DFOP(5, forgetting), noise=0.5, coef_bound=2 * norm_u)
+        alarm.learn_many(X, y)
+        assert alarm.n_drifts_ >= 1 and 4000 <= alarm.drifts_[0] <= 4200, alarm.drifts_
+
+
+def test_save_load_and_params_round_trip(tmp_path):
+    X, y, _ = _stream(3000, 3, seed=4, jump_at=1500)
+    a = DriftAlarm(DFOP(3, "auto"), noise=0.5, coef_bound=4.0, delta=0.05)
+    a.learn_many(X[:2000], y[:2000])
+    a.save(tmp_path / "a.npz")
+    b = edgereg.load(tmp_path / "a.npz")
+    assert type(b) is DriftAlarm and type(b.model) is edgereg.DFOPBank
+    assert b.get_params() == a.get_params()
+    np.testing.assert_array_equal(a.learn_many(X[2000:], y[2000:]),
+                                  b.learn_many(X[2000:], y[2000:]))
+    np.testing.assert_array_equal(a.drifts_, b.drifts_)
+    assert a.drift_score_ == b.drift_score_
+
+
+def test_bad_models_and_parameters_are_explained():
+    with pytest.raises(TypeError, match="regressor"):
+        DriftAlarm(SelectiveSampler(3), noise=1.0, coef_bound=1.0)
+    with pytest.raises(TypeError, match="regressor"):
+        DriftAlarm(DFOP(3, task="classification"), noise=1.0, coef_bound=1.0)
+    with pytest.raises(ValueError, match="at most 1024 features"):
+        DriftAlarm(edgereg.SparseDFOP(100_000, 20), noise=1.0, coef_bound=1.0)
+    with pytest.raises(ValueError, match="noise"):
+        DriftAlarm(DFOP(3), noise=0.0, coef_bound=1.0)
+    with pytest.raises(ValueError, match="unknown model class"):
+        DriftAlarm({"class": "Nope", "params": {}}, noise=1.0, coef_bound=1.0)
+    with pytest.raises(ValueError, match="the wrapped model's"):
+        DriftAlarm(DFOP(3), noise=1.0, coef_bound=1.0, dtype="float32")
