@@ -28,7 +28,6 @@ from ._kernels.eprocess import (
     _D_ALARMS,
     _D_SEEN,
     _G_LAST,
-    _G_SCORE,
     _H_DELTA,
     _H_SCALE_X,
     _H_SCALE_Y,
@@ -38,6 +37,7 @@ from ._kernels.eprocess import (
     drift_run,
     eprocess_faults,
     eprocess_init,
+    eprocess_score,
     eprocess_size,
     eprocess_span,
 )
@@ -221,7 +221,7 @@ class DriftAlarm(OnlineModel):
     @property
     def drift_score_(self) -> float:
         """The test's current log e-value (an alarm at log(1 / delta))."""
-        return float(self._state.drift[_G_SCORE])
+        return float(python_function(eprocess_score)(self._state.drift, self.n_features))
 
     @property
     def last_drift_score_(self) -> float:

@@ -24,7 +24,13 @@ import numpy as np
 
 from ._base import OnlineModel, index_faults, symmetric_faults
 from ._jit import python_function
-from ._kernels.eprocess import _G_LAST, _G_SCORE, eprocess_faults, eprocess_init, eprocess_span
+from ._kernels.eprocess import (
+    _G_LAST,
+    eprocess_faults,
+    eprocess_init,
+    eprocess_score,
+    eprocess_span,
+)
 from ._kernels.selective import (
     _C_DELTA,
     _C_DETECT,
@@ -373,7 +379,9 @@ class SelectiveSampler(OnlineModel):
         """The e-process's current log e-value (NaN without it): a switch is
         declared when it reaches log(1 / delta)."""
         E = self._state.switch_test
-        return float(E[_G_SCORE]) if E.shape[0] else float("nan")
+        if not E.shape[0]:
+            return float("nan")
+        return float(python_function(eprocess_score)(E, self.n_features))
 
     @property
     def last_switch_score_(self) -> float:

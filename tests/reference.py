@@ -424,8 +424,9 @@ def selective_reference(
     """BBQ with the demo-classifier switch test, straight from SPEC.md section 4.
 
     ``switch_test="eprocess"``: the test of issue 17 instead (``EProcessReference``
-    on every label used; a round is a test round when |w_t^T x_t| exceeds the
-    tracked threshold); ``out["score"]`` holds its log e-value after each round.
+    on the labels of the test rounds, those where |w_t^T x_t| exceeds the
+    tracked threshold, in both modes); ``out["score"]`` holds its log
+    e-value after each round.
 
     Keeps A and b (and A_L, b_L of the demo classifier) as explicit matrices
     and solves every linear system directly: no Sherman-Morrison. Makes the
@@ -469,8 +470,9 @@ def selective_reference(
         bbq = True if forced else bool(r > float(t) ** (-kappa))
         L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
         demo = spec and t - t_rebuilt > (rebuild_every - 1) * L
+        test_round = ep is not None and abs(margin) > ep.theta
         if ep is not None and not forced:
-            demo = abs(margin) > ep.theta
+            demo = test_round
         queried = bbq or demo
         out["margin"][s], out["r"][s] = margin, r
         out["demo_margin"][s], out["r_demo"][s] = hmargin, rL
@@ -478,9 +480,8 @@ def selective_reference(
         out["queried"][s] = queried
         out["bbq"][s] = bbq
         if ep is not None:
-            if not forced:
-                ep.track(abs(margin), test_every)
-            if queried:
+            ep.track(abs(margin), test_every)
+            if test_round:
                 m_alt = ep.alternative(x)
                 score = ep.label(x, float(y[s]), m_alt)
                 ep.learn_alternative(x, float(y[s]))

@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import inline_kernel, kernel, python_function
 
 #: Candidate change points every GRID test labels.
 GRID = 16
@@ -60,7 +60,7 @@ LN2 = math.log(2.0)
 _NONE = -1e300
 
 # Globals (E[:8]).
-_G_SCORE = 0  # the current log e-value (its largest instance, see _label_step)
+_G_SCORE = 0  # unused (the current log e-value is ``eprocess_score``'s)
 _G_LABELS = 1  # test labels in the epoch
 _G_SPAN = 2  # labels between two instance starts
 _G_ALARMS = 3  # alarms raised (total)
@@ -73,6 +73,8 @@ _I_R = 1  # log-sum of the change paths' weighted ratios
 _I_K = 2  # candidate change points opened
 _I_N = 3  # labels seen
 _I_J = 4  # its index j (spends delta pi_j); 0: not started
+_I_TAIL = 5  # log of the prior mass of "no change among the first K" (_log_tail(K))
+_I_PJ = 6  # log pi_j, its share of delta (_log_prior(j))
 _N_SCALARS = 8
 _SLOTS = 2
 
@@ -82,7 +84,7 @@ def eprocess_size(d, alternative):
     return _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS) + (d + d * d if alternative else 0)
 
 
-@kernel
+@inline_kernel
 def _slot(E, d, i):
     """(w0, P0, scalars) of instance slot i."""
     o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
@@ -90,7 +92,7 @@ def _slot(E, d, i):
             E[o + d + d * d : o + d + d * d + _N_SCALARS])
 
 
-@kernel
+@inline_kernel
 def _alternative(E, d):
     """(wb, Pb) of the alternative RLS (empty views when the block has none)."""
     o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
@@ -99,7 +101,7 @@ def _alternative(E, d):
     return E[o : o + d], E[o + d : o + d + d * d].reshape((d, d))
 
 
-@kernel
+@inline_kernel
 def _log_add(a, b):
     """log(e^a + e^b); an argument of ``_NONE`` (or -inf) returns the other."""
     if a < b:
@@ -142,12 +144,14 @@ def _start_instance(E, d, i, j):
     s[_I_K] = 0.0
     s[_I_N] = 0.0
     s[_I_J] = float(j)
+    s[_I_TAIL] = 0.0  # _log_tail(0)
+    s[_I_PJ] = _log_prior(float(j))
 
 
 @kernel
 def eprocess_restart(E, d, span):
     """A new epoch: instance 1 starts, slot 1 waits ``span`` labels; the alternative is kept."""
-    E[_G_SCORE] = -0.5 + _log_prior(1.0)  # log E of a fresh test (instance 1)
+    E[_G_SCORE] = 0.0
     E[_G_LABELS] = 0.0
     E[_G_SPAN] = float(span)
     _start_instance(E, d, 0, 1)
@@ -160,8 +164,8 @@ def eprocess_restart(E, d, span):
 
 @kernel
 def eprocess_alarm(E, d, span):
-    """The test fired: record the alarm and its log e-value, then ``eprocess_restart``."""
-    E[_G_LAST] = E[_G_SCORE]
+    """The test fired (``eprocess_label`` recorded its log e-value): count the
+    alarm, then ``eprocess_restart``."""
     E[_G_ALARMS] += 1.0
     eprocess_restart(E, d, span)
 
@@ -179,24 +183,31 @@ def eprocess_init(E, d, span):
 
 
 @kernel
-def track_confidence(E, margin, test_every):
+def confidence_factors(test_every):
+    """(up, down): theta's factors after a round above it and after one below."""
+    return (math.exp(CONFIDENCE_RATE * (1.0 - 1.0 / test_every)),
+            math.exp(-CONFIDENCE_RATE / test_every))
+
+
+@inline_kernel
+def track_confidence(E, margin, up, down):
     """Update the threshold theta of the test rounds after a round of |margin| ``margin``.
 
     A round is a test round (its label asked for the switch test) when the
     model's |margin| exceeds theta: where it is most confident, a changed
     concept contradicts it most (for a sign flip the evidence per label is
     2 (u^T x)^2). theta <- theta exp(rate (1[margin > theta] - 1 / test_every))
-    keeps the fraction of test rounds at 1 / test_every (a multiplicative
-    stochastic-approximation quantile tracker). The choice depends on x and
-    the past only, so the test stays valid.
+    (``confidence_factors``) keeps the fraction of test rounds at
+    1 / test_every (a multiplicative stochastic-approximation quantile
+    tracker). The choice depends on x and the past only, so the test stays
+    valid.
     """
     theta = E[_G_THETA]
-    above = 1.0 if margin > theta else 0.0
-    theta *= math.exp(CONFIDENCE_RATE * (above - 1.0 / test_every))
+    theta *= up if margin > theta else down
     E[_G_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
 
 
-@kernel
+@inline_kernel
 def _rls_products(x, w, P, Px):
     """Px = P x; returns (w^T x, x^T P x)."""
     d = x.shape[0]
@@ -216,69 +227,69 @@ def _rls_products(x, w, P, Px):
     return f, r
 
 
-@kernel
-def _rls_learn(y, f, r, w, P, Px, inflate):
-    """w += Px (y - f) / (1 + r), P <- P - u u^T, u = Px / sqrt(1 + r) (exactly
-    symmetric), with P and Px first divided by ``inflate`` (forgetting; 1: none)."""
+@inline_kernel
+def _rls_learn(y, f, r, w, P, Px, scale):
+    """Learn (x, y) given Px = P x, f = w^T x, r = x^T P x, with P first scaled by
+    ``scale`` (1 / lambda: forgetting; 1: none), in one pass over P:
+    w += s Px (y - f) / (1 + s r), P <- s P - u u^T, u = s Px / sqrt(1 + s r)
+    (exactly symmetric)."""
     d = w.shape[0]
-    if inflate != 1.0:
-        for i in range(d):
-            Px[i] /= inflate
-            Pi = P[i]
-            for j in range(d):
-                Pi[j] /= inflate
-        r /= inflate
+    r *= scale
     c = 1.0 / (1.0 + r)
     g = (y - f) * c
-    sc = math.sqrt(c)
+    sc = math.sqrt(c) * scale
     for j in range(d):
-        w[j] += Px[j] * g
+        w[j] += Px[j] * scale * g
         Px[j] *= sc
     for i in range(d):
         ui = Px[i]
         Pi = P[i]
         for j in range(d):
-            Pi[j] = Pi[j] - ui * Px[j]
+            Pi[j] = Pi[j] * scale - ui * Px[j]
 
 
-@kernel
-def alternative_prediction(x, E, d, scratch):
-    """The alternative RLS's prediction wb^T x / (1 + x^T Pb x), clipped to [-1, 1]
-    (where a label of -1 or +1 is nearest); scratch holds Pb x."""
+@inline_kernel
+def alternative_prediction(x, E, d, Pbx):
+    """(m, f, r): the alternative RLS's prediction m = wb^T x / (1 + x^T Pb x),
+    clipped to [-1, 1] (where a label of -1 or +1 is nearest), and the f, r
+    and Pb x (left in Pbx) that ``alternative_learn`` takes."""
     wb, Pb = _alternative(E, d)
-    f, r = _rls_products(x, wb, Pb, scratch)
+    f, r = _rls_products(x, wb, Pb, Pbx)
     m = f / (1.0 + r)
-    return -1.0 if m < -1.0 else (1.0 if m > 1.0 else m)
+    return (-1.0 if m < -1.0 else (1.0 if m > 1.0 else m)), f, r
 
 
-@kernel
-def alternative_learn(x, y, E, d, scratch):
-    """Learn (x, y) into the alternative RLS with forgetting ALT_LAMBDA per label.
+@inline_kernel
+def alternative_learn(y, f, r, E, d, Pbx):
+    """Learn the label into the alternative RLS with forgetting ALT_LAMBDA per label.
 
     P is divided by lambda only while its trace is at most d (the prior's):
     the directions the labels do not excite cannot wind up (the prediction
     is only the alternative's: any rule keeps the test valid).
     """
     wb, Pb = _alternative(E, d)
-    f, r = _rls_products(x, wb, Pb, scratch)
     trace = 0.0
     for i in range(d):
         trace += Pb[i, i]
-    _rls_learn(y, f, r, wb, Pb, scratch, ALT_LAMBDA if trace <= d else 1.0)
+    _rls_learn(y, f, r, wb, Pb, Pbx, 1.0 / ALT_LAMBDA if trace <= d else 1.0)
 
 
-@kernel
-def eprocess_label(x, y, m_alt, clip, E, d, scratch):
+@inline_kernel
+def eprocess_label(x, y, m_alt, clip, threshold, E, d, scratch):
     """One labelled example (x, y) with the alternative's prediction m_alt made
     before y: both instances' statistics and nulls updated, the staggered
-    restart made; returns the test's log e-value (also E[_G_SCORE]).
+    restart made; returns True when the test fires (log e-value >=
+    ``threshold`` = log(1 / delta), then recorded in E[_G_LAST]).
 
     The log e-value of instance j is log E_j + log pi_j (the share delta pi_j
     of delta it spends, so that log(1 / delta) is every instance's
-    threshold); the test's is the larger of the two. ``clip``: predictions
-    clipped to [-1, 1] (labels in {-1, +1}). 2 (d^2 + d^2) multiply-adds.
+    threshold); the test's is the larger of the two. Its exact value needs
+    an exp and a log: computed only when the bound log(e^a + e^b) <=
+    max(a, b) + ln 2 does not rule the threshold out (``eprocess_score``
+    gives it on demand). ``clip``: predictions clipped to [-1, 1] (labels
+    in {-1, +1}). 2 (d^2 + d^2) multiply-adds.
     """
-    best = _NONE
+    fired = False
     for i in range(_SLOTS):
         w0, P0, s = _slot(E, d, i)
         if s[_I_J] < 1.0:
@@ -291,25 +302,42 @@ def eprocess_label(x, y, m_alt, clip, E, d, scratch):
             ma = -1.0 if ma < -1.0 else (1.0 if ma > 1.0 else ma)
         la = 0.5 * (jinc - (y - ma) * (y - ma))
         lb = 0.5 * (jinc - (y - m_alt) * (y - m_alt))
-        if s[_I_N] % GRID == 0.0:  # a candidate change point opens before this label
+        if int(s[_I_N]) % GRID == 0:  # a candidate change point opens before this label
             s[_I_K] += 1.0
             s[_I_R] = _log_add(s[_I_R], _log_prior(s[_I_K]) + s[_I_LA])
+            s[_I_TAIL] = _log_tail(s[_I_K])
         s[_I_N] += 1.0
         s[_I_R] += lb
         s[_I_LA] += la
-        log_e = -0.5 + _log_add(s[_I_LA] + _log_tail(s[_I_K]), s[_I_R]) + _log_prior(s[_I_J])
-        if log_e > best:
-            best = log_e
+        a = s[_I_LA] + s[_I_TAIL]
+        b = s[_I_R]
+        base = s[_I_PJ] - 0.5
+        if base + (a if a > b else b) + LN2 >= threshold:
+            log_e = base + _log_add(a, b)
+            if log_e >= threshold and (not fired or log_e > E[_G_LAST]):
+                E[_G_LAST] = log_e
+                fired = True
         _rls_learn(y, f0, r0, w0, P0, scratch, 1.0)
-    n = E[_G_LABELS] + 1.0
-    E[_G_LABELS] = n
-    span = E[_G_SPAN]
-    if n % span == 0.0:  # staggered restart: slot (n / span) mod 2, index n / span + 1
+    n = int(E[_G_LABELS]) + 1
+    E[_G_LABELS] = float(n)
+    span = int(E[_G_SPAN])
+    if n % span == 0:  # staggered restart: slot (n / span) mod 2, index n / span + 1
         q = n // span
-        _start_instance(E, d, int(q % 2.0), int(q) + 1)
-    E[_G_SCORE] = best
-    return best
+        _start_instance(E, d, q % 2, q + 1)
+    return fired
 
+
+@kernel
+def eprocess_score(E, d):
+    """The test's current log e-value: the larger of its instances'
+    -1/2 + log(tail(K) e^LA + R-sum) + log pi_j."""
+    best = _NONE
+    for i in range(_SLOTS):
+        _w, _P, s = _slot(E, d, i)
+        if s[_I_J] >= 1.0:
+            v = s[_I_PJ] - 0.5 + _log_add(s[_I_LA] + s[_I_TAIL], s[_I_R])
+            best = v if v > best else best
+    return best
 
 def eprocess_span(d):
     """Labels between two instance starts: 2048, or 64 d from d = 32 (measured: at
@@ -348,6 +376,11 @@ def eprocess_faults(E, d, span, alternative, labels_bounded, field):
         if labels_bounded and not np.sum(w0 * w0) <= s[_I_N] * (1.0 + 1e-9) + 1e-9:
             faults.append((field, f"instance {i}'s weights are longer than its "
                                   f"{s[_I_N]:.0f} labels allow"))
+        if s[_I_J] >= 1.0 and not (
+                abs(s[_I_PJ] - python_function(_log_prior)(s[_I_J])) <= 1e-9
+                and abs(s[_I_TAIL] - python_function(_log_tail)(s[_I_K])) <= 1e-9):
+            faults.append((field, f"instance {i}'s prior weights are not those of its "
+                                  "index and candidates"))
         if not (abs(s[_I_LA]) <= 1e12 and _NONE <= s[_I_R] <= 1e12):
             faults.append((field, f"instance {i} holds log-ratios out of range "
                                   f"({s[_I_LA]!r}, {s[_I_R]!r})"))
@@ -417,9 +450,9 @@ def _drift_row(X, Y, M, t, E, N, work, hyper, span):
     if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
         counts[_D_SKIPPED] += 1
         return -1
-    score = eprocess_label(xs, y, m, False, E, d, work[d:])
+    fired = eprocess_label(xs, y, m, False, -math.log(hyper[_H_DELTA]), E, d, work[d:])
     counts[_D_SEEN] += 1
-    if score >= -math.log(hyper[_H_DELTA]):
+    if fired:
         k = counts[_D_ALARMS]
         N[k % DRIFT_RECORD] = counts[_D_SEEN] - 1
         counts[_D_ALARMS] = k + 1

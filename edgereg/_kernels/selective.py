@@ -637,15 +637,15 @@ def _norm_fits(xn):
     return nn <= 1.0
 
 
-@kernel
-def _eprocess_round(xn, y, E, scratch):
+@inline_kernel
+def _eprocess_round(xn, y, threshold, E, scratch, alt_scratch):
     """The e-process on a used label (x, y): the alternative's prediction, the
-    test's update, then the alternative learns; returns the log e-value."""
+    test's update, then the alternative learns; True when the test fires."""
     d = xn.shape[0]
-    m_alt = alternative_prediction(xn, E, d, scratch)
-    score = eprocess_label(xn, y, m_alt, True, E, d, scratch)
-    alternative_learn(xn, y, E, d, scratch)
-    return score
+    m_alt, f, r = alternative_prediction(xn, E, d, alt_scratch)
+    fired = eprocess_label(xn, y, m_alt, True, threshold, E, d, scratch)
+    alternative_learn(y, f, r, E, d, alt_scratch)
+    return fired
 
 
 @kernel

@@ -15,7 +15,7 @@ import numpy as np
 from .._jit import inline_kernel, kernel, recompile_with
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import _G_THETA, eprocess_alarm, track_confidence
+from .eprocess import _G_THETA, confidence_factors, eprocess_alarm, track_confidence
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
@@ -136,6 +136,8 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
     L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
     t_lo = 0
     t_hi = 0
+    threshold = -np.log(delta)  # the e-process's: log(1 / delta)
+    up, down = confidence_factors(test_every if test_every > 0 else 1)
     for t in range(n):
         ok = True
         if not prepared:
@@ -165,18 +167,19 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
             if finite:
                 if not (t_lo <= tt < t_hi):
                     L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                theta = E[_G_THETA] if test_every > 0 and not forced else 0.0
+                theta = E[_G_THETA] if test_every > 0 else 0.0
                 ask = _decide(forced, detect, theta, f, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
-                eproc = span > 0 and ask != NO_LABEL and _norm_fits(xn)
+                eproc = (theta > 0.0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > theta
+                         and _norm_fits(xn))
                 if (ask == NO_LABEL or np.isfinite(y)) and (
                         ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
                     status = OK
                     if theta > 0.0:
-                        track_confidence(E, abs(f) / (1.0 + rp), test_every)
+                        track_confidence(E, abs(f) / (1.0 + rp), up, down)
                     if (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
-                            eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
+                            eproc and _eprocess_round(xn, y, threshold, E, hx, acc)):
                         rp = _restart(switches, counts, w, P, xn, Px)
                         if eproc:
                             eprocess_alarm(E, d, span)

@@ -16,7 +16,7 @@ from .._jit import kernel, recompile_with
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import eprocess_alarm, track_confidence
+from .eprocess import _G_THETA, confidence_factors, eprocess_alarm, track_confidence
 from .linalg import symv_by_size
 from .selective import (
     _FULL_ROWS_UP_TO,
@@ -82,7 +82,7 @@ def _assess(x, normalize, detect, theta, kappa, window0, rebuild_every, forced, 
 
 @kernel
 def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0, rebuild_every,
-            w, P, hw, G, window_X, window_y, switches, counts, E, Px, hx, cache, screen):
+            w, P, hw, G, window_X, window_y, switches, counts, E, Px, acc, hx, cache, screen):
     """Finish a round assessed by ``_assess``: switch test, restart, learn, rebuild.
 
     ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window, or to
@@ -97,15 +97,21 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
         return INVALID
     if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
         return INVALID
-    # The e-process sees only inputs of norm <= 1 (its model; always true
-    # of normalised inputs): with normalize=False a longer x is learnt but
-    # not tested, a choice made from x alone (the test stays valid).
-    eproc = span > 0 and ask != NO_LABEL and _norm_fits(xn)
+    # The e-process runs on the test rounds' labels only: BBQ's own queries
+    # follow the estimator's uncertainty, a drifting choice of x that on a
+    # stationary stream not of the linear model's form (threshold labels)
+    # made it fire (measured: 102 restarts on hyperplane1, 1 without them,
+    # docs/design/selective.md). It sees only inputs of norm <= 1 (its
+    # model; always true of normalised inputs): with normalize=False a
+    # longer x is learnt but not tested, a choice made from x alone.
+    eproc = (test_every > 0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > E[_G_THETA]
+             and _norm_fits(xn))
     if test_every > 0:
-        track_confidence(E, abs(f) / (1.0 + rp), test_every)
+        up, down = confidence_factors(test_every)
+        track_confidence(E, abs(f) / (1.0 + rp), up, down)
     t = counts[_T] + 1
     if (detect and _switch_test(f, rp, g, rLp, t, delta, cache)) or (
-            eproc and _eprocess_round(xn, y, E, hx) >= -np.log(delta)):
+            eproc and _eprocess_round(xn, y, -np.log(delta), E, hx, acc)):
         rp = _restart(switches, counts, w, P, xn, Px)
         if eproc:
             eprocess_alarm(E, xn.shape[0], span)
@@ -141,12 +147,12 @@ def _commit(y, assessed, A, N, E, Z, F, hyper, codes):
     f, rp, g, rLp, ask = assessed
     _, detect, _, delta, window0, rebuild_every, _ = _options(hyper, codes)
     test_every, span, _ = _eprocess_options(codes, E)
-    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
+    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, Z.shape[0] // 2)
     )
     return _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta,
                    window0, rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E,
-                   Px, hx, cache, screen)
+                   Px, acc, hx, cache, screen)
 
 
 @kernel
@@ -158,17 +164,17 @@ def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
     twice, 7% of a call at d = 10, measured.)
     """
     normalize, detect, _, delta, window0, rebuild_every, skip = _options(hyper, codes)
-    _, span, _ = _eprocess_options(codes, E)
-    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, _, hx, cache, screen = (
+    test_every, span, theta = _eprocess_options(codes, E)
+    w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, x.shape[0])
     )
-    f, rp, g, rLp, ask, status = _assess(x, normalize, detect, 0.0, 0.5, window0,
+    f, rp, g, rLp, ask, status = _assess(x, normalize, detect, theta, 0.5, window0,
                                          rebuild_every, True, w, P, hw, G, window_X, counts, xn,
                                          Px, hx, cache)
     if status == OK:
-        status = _finish(xn, y, ask, f, rp, g, rLp, detect, 0, span, delta, window0,
+        status = _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
                          rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E, Px,
-                         hx, cache, screen)
+                         acc, hx, cache, screen)
     if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status
