@@ -1,18 +1,18 @@
-r"""Selective sampling with switch detection: BBQ + a demo classifier (SPEC.md section 4).
+r"""Selective sampling with switch detection: BBQ + a switch test (SPEC.md section 4).
 
 A linear classifier y in {-1, +1} that asks for few labels (the BBQ rule of
 Cesa-Bianchi, Gentile & Orabona) and restarts itself when the concept
 switches, as in "Learning Drifting Data Using Selective Sampling". With
 A_{t-1} = I + sum_{queried i} x_i x_i^T, r' = x_t^T A_{t-1}^-1 x_t and
-r_t = r' / (1 + r'), round t asks for y_t iff r_t > t^-kappa; a demo
-classifier h fitted on the last L_t labelled examples is compared with the
-current one every round, and the epoch restarts when
-|w_t^T x_t - h_t^T x_t| > K_t (a bound that holds with probability
-1 - delta over the whole stream).
+r_t = r' / (1 + r'), round t asks for y_t iff r_t > t^-kappa. The switch
+test is, by default, an anytime-valid change-point e-process on the labels
+of the rounds where the classifier is most confident (issue 17: P(a false
+switch in a stationary epoch) <= delta); ``switch_test="spec"`` is the
+SPEC's |w_t^T x_t - h_t^T x_t| > K_t against a demo classifier h.
 
-This module holds the class; the kernels are ``edgereg/_kernels/selective.py``;
-the derivation, the switch test and the measured choices are
-docs/design/selective.md.
+This module holds the class; the kernels are ``edgereg/_kernels/selective.py``
+(and ``eprocess.py`` for the test); the derivation, the proof of the test's
+guarantee and the measured choices are docs/design/selective.md.
 """
 
 from __future__ import annotations
@@ -170,12 +170,13 @@ class SelectiveSampler(OnlineModel):
 
     A linear classifier that asks for the label of x_t only when
     r_t = x_t^T A_t^{-1} x_t > t^-kappa (it is then uncertain about x_t),
-    and for the L_t rounds before each demo rebuild (about T / rebuild_every
-    labels), learns the BBQ-queried examples by recursive least squares (A^{-1} kept by
-    Sherman-Morrison, O(d^2) per step), and restarts when a demo classifier
-    fitted on the last L_t labels disagrees with it by more than a confidence
-    bound. See the module docstring for the equations and every choice made
-    where the SPEC is open.
+    learns the BBQ-queried examples by recursive least squares (A^{-1} kept
+    by Sherman-Morrison, O(d^2) per step), and restarts when its switch test
+    fires. The default test ("eprocess") also asks for the labels of one
+    round in ``test_every``, those where it is most confident, and declares
+    a switch when a change-point e-process on them reaches 1 / delta
+    (docs/design/selective.md has the proof and every choice made where the
+    SPEC is open).
 
     Parameters
     ----------

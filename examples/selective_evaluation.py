@@ -1,157 +1,155 @@
-"""Statistical evaluation of SelectiveSampler (SPEC.md section 4).
+"""Statistical evaluation of SelectiveSampler's switch tests (SPEC.md section 4, issue 17).
 
-Measures, on ``edgereg.streams.switch_stream`` (unit-norm x, E[y|x] = c^T x):
+Measures, on ``edgereg.streams.switch_stream`` (unit-norm x, E[y|x] = c^T x),
+for the e-process test (``switch_test="eprocess"``, the default) and the
+SPEC's C_t > K_t (``"spec"``):
 
-1. false switch detections on stationary streams over many seeds, against
-   the union bound P(any false alarm) <= 2 delta (delta per estimator);
-2. detection delay after one switch at ||u - v|| in {0.5, 1, 2};
-3. growth of the labels used with T (log-log slope) against kappa;
-4. prequential accuracy after the switch: with detection vs plain BBQ, vs
-   RLS and DFOP (every label used) and river's active.EntropySampler.
+1. false switches on stationary streams (P(any) <= delta = 0.1 promised);
+2. detection after one switch at ||u - v|| in {2, 1, 0.5} and several tau:
+   detected within the horizon, median and largest delay;
+3. prequential accuracy after the switch against plain BBQ restarted at the
+   true switch time (the oracle) and plain BBQ never restarted;
+4. labels used per 10^5 rounds with and without detection;
+5. the bundled real streams (elec2, weather): accuracy and switches declared.
 
-Usage: ``python examples/selective_evaluation.py [--n N] [--seeds S] [--d D]``
-(CI: ``--n 40000 --seeds 2``: at fewer rounds the default window is too
-small for the switch test to fire before the end, see selective_sampling.py).
+Usage: ``python examples/selective_evaluation.py [--n N] [--seeds S]``
+(the issue-17 tables: ``--n 100000 --seeds 20``; CI: ``--n 40000 --seeds 2``).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
-from edgereg import DFOP, RLS, SelectiveSampler
+from edgereg import SelectiveSampler
+from edgereg.datasets import load
 from edgereg.streams import switch_stream
 
-
-def false_alarms(n: int, d: int, seeds: int, delta: float) -> None:
-    streams_with_alarm = 0
-    for seed in range(seeds):
-        X, y, _, _ = switch_stream(n, d, switch_at=n, seed=1000 + seed)
-        m = SelectiveSampler(d, delta=delta)
-        m.process_many(X, y)
-        streams_with_alarm += m.n_switches_ > 0
-    print(f"stationary, d={d}, n={n}, {seeds} streams, delta={delta}: "
-          f"{streams_with_alarm} with a false switch (rate {streams_with_alarm / seeds:.3f}; "
-          f"bound 2*delta = {2 * delta:.2f})")
+TESTS = ("eprocess", "spec")
 
 
-def delays(n: int, d: int, seeds: int) -> None:
-    at = n // 2
-    print(f"\ndetection delay, one switch at t={at}, n={n}, d={d}, {seeds} seeds")
-    print(f"{'||u-v||':>8} {'window0':>8} {'detected':>9} {'median':>8} {'max':>8} {'false':>6}")
-    for window0 in (50, 500):
-        for dist in (0.5, 1.0, 2.0):
-            dl, false = [], 0
+def first_after(switches: np.ndarray, tau: int) -> int | None:
+    after = switches[switches >= tau]
+    return int(after[0] - tau) if after.size else None
+
+
+def false_alarms(n: int, seeds: int) -> None:
+    print(f"1. stationary streams of {n} rounds, {seeds} seeds, delta = 0.1: streams with a "
+          "false switch")
+    print(f"{'d':>3} {'eprocess':>9} {'spec':>9}")
+    for d in (3, 5, 10):
+        row = []
+        for test in TESTS:
+            hits = 0
             for seed in range(seeds):
-                X, y, _, _ = switch_stream(n, d, switch_at=at, distance=dist, seed=seed)
-                m = SelectiveSampler(d, window0=window0)
+                X, y, _, _ = switch_stream(n, d, switch_at=n, seed=1000 + seed)
+                m = SelectiveSampler(d, switch_test=test)
                 m.process_many(X, y)
-                sw = m.switches_
-                false += int(np.sum(sw < at))
-                after = sw[sw >= at]
-                if after.size:
-                    dl.append(int(after[0] - at))
-            med = f"{np.median(dl):.0f}" if dl else "-"
-            mx = f"{np.max(dl)}" if dl else "-"
-            print(f"{dist:>8} {window0:>8} {len(dl):>5}/{seeds:<3} {med:>8} {mx:>8} {false:>6}")
+                hits += m.n_switches_ > 0
+            row.append(f"{hits}/{seeds}")
+        print(f"{d:>3} {row[0]:>9} {row[1]:>9}")
 
 
-def query_growth(n: int, d: int, kappa: float) -> None:
-    X, y, _, _ = switch_stream(n, d, switch_at=n, seed=7)
-    print(f"\nlabels used vs T (stationary, d={d}, kappa={kappa})")
-    for detect in (False, True):
-        m = SelectiveSampler(d, kappa=kappa, detect_switch=detect)
-        marks = np.unique(np.logspace(np.log10(n / 100), np.log10(n), 8).astype(int))
-        counts, bbq, prev = [], [], 0
-        for T in marks:
-            m.process_many(X[prev:T], y[prev:T])
-            prev = T
-            counts.append(m.n_queries_)
-            bbq.append(m.n_queries_ - m.n_demo_queries_)
-        slope = np.polyfit(np.log(marks), np.log(counts), 1)[0]
-        slope_bbq = np.polyfit(np.log(marks), np.log(bbq), 1)[0]
-        print(f"  detect_switch={detect!s:5}: labels at T={n}: {counts[-1]} "
-              f"({counts[-1] / n:.1%}); log-log slope all labels {slope:.2f}, "
-              f"BBQ labels {slope_bbq:.2f} (kappa = {kappa})")
+def detection(n: int, seeds: int) -> None:
+    taus = [t for t in (2_000, 10_000, 50_000) if t < n]
+    cases = [(2.0, 1_500, (3, 5, 10)), (1.0, 10_000, (3, 5)), (0.5, 20_000, (3, 5, 10))]
+    print(f"\n2. one switch at tau, {seeds} seeds: detected within the horizon, median and "
+          "largest delay (rounds), false switches before tau")
+    print(f"{'dist':>5} {'d':>3} {'tau':>7} {'horizon':>8} {'test':>9} {'found':>7} "
+          f"{'median':>7} {'max':>7} {'false':>6}")
+    for dist, horizon, dims in cases:
+        for d in dims:
+            for tau in taus:
+                for test in TESTS:
+                    delays, false = [], 0
+                    for seed in range(seeds):
+                        X, y, _, _ = switch_stream(tau + 2 * horizon, d, switch_at=tau,
+                                                   distance=dist, seed=seed)
+                        m = SelectiveSampler(d, switch_test=test)
+                        m.process_many(X, y)
+                        false += int(np.sum(m.switches_ < tau))
+                        delays.append(first_after(m.switches_, tau))
+                    found = [x for x in delays if x is not None and x <= horizon]
+                    med = f"{np.median(found):.0f}" if found else "-"
+                    mx = f"{max(found)}" if found else "-"
+                    print(f"{dist:>5} {d:>3} {tau:>7} {horizon:>8} {test:>9} "
+                          f"{len(found):>3}/{seeds:<3} {med:>7} {mx:>7} {false:>6}")
 
 
-def accuracy_table(n: int, d: int, seeds: int, dist: float, river_n: int) -> None:
-    at = n // 2
-    rows: dict[str, list[tuple[float, float, float]]] = {}
+def accuracy(n: int, seeds: int) -> None:
+    tau = min(10_000, n // 4)
+    after = 20_000
+    print(f"\n3. accuracy on the {after} rounds after a switch at tau = {tau} ({seeds} seeds; "
+          "labels: share of rounds whose label was used)")
+    print(f"{'dist':>5} {'d':>3} {'eprocess':>9} {'spec':>9} {'BBQ+oracle':>11} "
+          f"{'BBQ':>9} {'labels e/spec/BBQ':>20}")
+    for dist in (2.0, 1.0):
+        for d in (3, 5, 10):
+            acc = {k: [] for k in ("eprocess", "spec", "oracle", "bbq")}
+            lab = {k: [] for k in ("eprocess", "spec", "bbq")}
+            for seed in range(seeds):
+                X, y, _, _ = switch_stream(tau + after, d, switch_at=tau, distance=dist,
+                                           seed=50 + seed)
+                for test in TESTS:
+                    p, asked = SelectiveSampler(d, switch_test=test).process_many(X, y)
+                    acc[test].append(np.mean(p[tau:] == y[tau:]))
+                    lab[test].append(asked.mean())
+                p, asked = SelectiveSampler(d, detect_switch=False).process_many(X, y)
+                acc["bbq"].append(np.mean(p[tau:] == y[tau:]))
+                lab["bbq"].append(asked.mean())
+                p2, _ = SelectiveSampler(d, detect_switch=False).process_many(X[tau:], y[tau:])
+                acc["oracle"].append(np.mean(p2 == y[tau:]))
+            a = {k: np.mean(v) for k, v in acc.items()}
+            labels = "/".join(f"{np.mean(lab[k]):.1%}" for k in ("eprocess", "spec", "bbq"))
+            print(f"{dist:>5} {d:>3} {a['eprocess']:>9.3f} {a['spec']:>9.3f} "
+                  f"{a['oracle']:>11.3f} {a['bbq']:>9.3f} {labels:>20}")
 
-    def add(name: str, pred: np.ndarray, used: float, y: np.ndarray, bayes: np.ndarray) -> None:
-        rows.setdefault(name, []).append(
-            (used, float(np.mean(pred[at:] == y[at:])), float(np.mean(pred[at:] == bayes[at:])))
-        )
 
-    for seed in range(seeds):
-        X, y, u, v = switch_stream(n, d, switch_at=at, distance=dist, seed=seed)
-        bayes = np.where(np.r_[X[:at] @ u, X[at:] @ v] >= 0, 1.0, -1.0)
-        for name, model in (
-            ("SelectiveSampler", SelectiveSampler(d)),
-            ("BBQ (detect_switch=False)", SelectiveSampler(d, detect_switch=False)),
-        ):
-            pred, asked = model.process_many(X, y)
-            add(name, pred, asked.mean(), y, bayes)
-        add("RLS (all labels)", RLS(d, task="classification").learn_many(X, y), 1.0, y, bayes)
-        for mu in (0.01, 0.001):
-            add(f"DFOP mu={mu} (all labels)",
-                DFOP(d, mu, task="classification").learn_many(X, y), 1.0, y, bayes)
-    print(f"\nafter a switch at t={at} (||u-v||={dist}, n={n}, d={d}, {seeds} seeds): "
-          "accuracy on rows t >= switch")
-    print(f"{'model':<28} {'labels used':>12} {'acc vs y':>9} {'acc vs Bayes':>13}")
-    for name, vals in rows.items():
-        a = np.mean(vals, axis=0)
-        print(f"{name:<28} {a[0]:>11.1%} {a[1]:>9.3f} {a[2]:>13.3f}")
+def label_cost(n: int) -> None:
+    print(f"\n4. labels used on a stationary stream of {n} rounds (per 10^5 rounds)")
+    print(f"{'d':>3} {'BBQ only':>9} {'eprocess':>9} {'of which test':>14} {'spec':>9}")
+    for d in (3, 5, 10):
+        X, y, _, _ = switch_stream(n, d, switch_at=n, seed=7)
+        per = 1e5 / n
+        plain = SelectiveSampler(d, detect_switch=False)
+        plain.process_many(X, y)
+        e = SelectiveSampler(d)
+        e.process_many(X, y)
+        s = SelectiveSampler(d, switch_test="spec")
+        s.process_many(X, y)
+        print(f"{d:>3} {plain.n_queries_ * per:>9,.0f} {e.n_queries_ * per:>9,.0f} "
+              f"{e.n_demo_queries_ * per:>14,.0f} {s.n_queries_ * per:>9,.0f}")
 
-    try:
-        from river import active, linear_model
-    except ImportError:
-        print("river not installed: EntropySampler comparison skipped")
-        return
-    # river runs in Python per sample: a shorter stream, same generator.
-    X, y, u, v = switch_stream(river_n, d, switch_at=river_n // 2, distance=dist, seed=0)
-    half = river_n // 2
-    model = active.EntropySampler(linear_model.LogisticRegression(), seed=0)
-    t0 = time.perf_counter()
-    pred, asked = np.empty(river_n), np.zeros(river_n, bool)
-    for t in range(river_n):
-        x = dict(enumerate(X[t]))
-        p, ask = model.predict_one(x)
-        pred[t] = 1.0 if p else -1.0
-        if ask:
-            model.learn_one(x, bool(y[t] > 0))
-            asked[t] = True
-    river_s = time.perf_counter() - t0
-    ours = SelectiveSampler(d)
-    t0 = time.perf_counter()
-    p2, a2 = ours.process_many(X, y)
-    ours_s = time.perf_counter() - t0
-    print(f"\nside by side with river, n={river_n}, switch at {half} (||u-v||={dist}):")
-    print(f"{'model':<34} {'labels':>7} {'acc after':>10} {'acc all':>8} {'samples/s':>10}")
-    print(f"{'river EntropySampler(LogReg)':<34} {asked.mean():>6.1%} "
-          f"{np.mean(pred[half:] == y[half:]):>10.3f} {np.mean(pred == y):>8.3f} "
-          f"{river_n / river_s:>10,.0f}")
-    print(f"{'edgereg SelectiveSampler':<34} {a2.mean():>6.1%} "
-          f"{np.mean(p2[half:] == y[half:]):>10.3f} {np.mean(p2 == y):>8.3f} "
-          f"{river_n / ours_s:>10,.0f}")
+
+def real_streams() -> None:
+    print("\n5. bundled real streams (bias column added): prequential accuracy, switches")
+    print(f"{'stream':<9} {'rows':>7} {'BBQ':>7} {'spec':>12} {'eprocess':>12}")
+    for name in ("elec2", "weather"):
+        data = load(name)
+        X = np.column_stack([np.asarray(data.X, dtype=np.float64), np.ones(len(data.X))])
+        y = np.asarray(data.y, dtype=np.float64)
+        y = np.where(y == np.unique(y)[-1], 1.0, -1.0)
+        cells = []
+        for kw in ({"detect_switch": False}, {"switch_test": "spec"}, {}):
+            m = SelectiveSampler(X.shape[1], **kw)
+            p, _ = m.process_many(X, y)
+            cells.append(f"{np.mean(p == y):.3f}" + (f" ({m.n_switches_})" if kw.get(
+                "detect_switch", True) else ""))
+        print(f"{name:<9} {len(y):>7} {cells[0]:>7} {cells[1]:>12} {cells[2]:>12}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000, help="stream length")
-    ap.add_argument("--seeds", type=int, default=100, help="seeds for the false-alarm rate")
-    ap.add_argument("--d", type=int, default=3)
+    ap.add_argument("--n", type=int, default=100_000, help="stationary stream length")
+    ap.add_argument("--seeds", type=int, default=20)
     args = ap.parse_args()
-    n, d = args.n, args.d
-    SelectiveSampler(d).process_many(*switch_stream(100, d, seed=0)[:2])  # compile
-    false_alarms(n, d, args.seeds, 0.1)
-    delays(n, d, max(2, args.seeds // 5))
-    query_growth(n, d, 0.5)
-    for dist in (1.0, 2.0):
-        accuracy_table(n, d, max(2, args.seeds // 10), dist, min(n, 20_000))
+    SelectiveSampler(3).process_many(*switch_stream(100, 3, seed=0)[:2])  # compile
+    false_alarms(args.n, args.seeds)
+    detection(args.n, args.seeds)
+    accuracy(args.n, args.seeds)
+    label_cost(args.n)
+    real_streams()
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ So, with l^a_i, l^b_i the two predictions' increments
 
 over candidate change points c_s every GRID labels, pi_s = ln 2 (1 / ln(s + 1)
 - 1 / ln(s + 2)) (sum 1), tail(k) = ln 2 / ln(k + 2) the prior mass of "no
-change among the first k"; the sum is kept as one log-sum R (``_label_step``).
+change among the first k"; the sum is kept as one log-sum R (``eprocess_label``).
 Ville's inequality: P(sup_n E_n >= 1 / delta) <= delta under the null, for
 any input sequence and any predictable query rule.
 
