@@ -512,9 +512,13 @@ def _model_factories() -> list[tuple[str, Callable[[], Any], str]]:
         ("SparseDFOP auto D=1e5 d=20", lambda: edgereg.SparseDFOP(100_000, 20, "auto"), "sparse"),
         ("NORMA rbf d=10 budget=200", lambda: edgereg.NORMARegressor(10), "regression"),
         ("SelectiveSampler d=10", lambda: edgereg.SelectiveSampler(10), "classification"),
+        ("SelectiveSampler spec d=10", lambda: edgereg.SelectiveSampler(10, switch_test="spec"),
+         "classification"),
         ("MORES d=21 m=7", lambda: edgereg.MORES(21, 7), "multioutput"),
         ("SOMOR d=21 m=7", lambda: edgereg.SOMOR(21, 7), "multioutput"),
         ("PA-I d=10", lambda: edgereg.PARegressor(10), "regression"),
+        ("DriftAlarm(DFOP) d=10",
+         lambda: edgereg.DriftAlarm(edgereg.DFOP(10), noise=0.1, coef_bound=10.0), "regression"),
     ]
 
 
@@ -572,7 +576,8 @@ def warmup() -> float:
     for _, make, kind in _model_factories():
         proto = make()
         params = proto.get_params()
-        params["n_features"] = min(proto.n_features, 8) if kind != "sparse" else 1000
+        inner = params["model"]["params"] if "model" in params else params  # a DriftAlarm
+        inner["n_features"] = min(proto.n_features, 8) if kind != "sparse" else 1000
         for dtype in ("float64", "float32"):
             model = type(proto)(**{**params, "dtype": dtype})
             X, y = _bench_data(model, kind, 4, rng)
@@ -581,6 +586,9 @@ def warmup() -> float:
             x0 = X[0] if kind != "sparse" else X[0].toarray().ravel()
             model.predict_one(x0)
             model.learn_one(x0, y[0])
+            if hasattr(model, "process_many"):  # SelectiveSampler's protocol kernels
+                model.process_many(X, y)
+                model.process_one(x0, lambda y0=y[0]: y0)
     from .fleet import Fleet
 
     for dtype in ("float64", "float32"):

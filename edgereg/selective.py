@@ -240,7 +240,7 @@ class SelectiveSampler(OnlineModel):
     ``dtype`` (C = window_max for "spec", 0 for "eprocess"), 3 d^2 + 3 d + 24
     float64 of the e-process test ("eprocess"), 3 d + 16 float64 of
     scratch and cache, plus 592 bytes of counters and switch record
-    (float64, d = 10: 9.4 KB with "eprocess", 179 KB with "spec" and
+    (float64, d = 10: 5.8 KB with "eprocess", 179 KB with "spec" and
     window_max = 2000). Time per round O(d^2): the product A^{-1} x
     (fused into the previous update when that round learnt), a
     Sherman-Morrison update on queried rounds, the demo rebuilds,
