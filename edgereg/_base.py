@@ -473,6 +473,14 @@ def copy_state_fields(fresh: NamedTuple, arrays: dict[str, np.ndarray], source: 
         raise StateFileError(f"{source}: unexpected state fields {sorted(extra)}")
 
 
+def ring_record(record: np.ndarray, n: int) -> np.ndarray:
+    """The latest min(n, len) entries of a ring written at n % len, oldest first (a copy)."""
+    if n <= record.shape[0]:
+        return record[:n].copy()
+    k = n % record.shape[0]
+    return np.concatenate([record[k:], record[:k]])
+
+
 def aligned_zeros(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
     """Zeros starting on a 64-byte boundary: a view of a block 64 bytes larger.
 

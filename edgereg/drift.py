@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel, model_class
+from ._base import OnlineModel, model_class, ring_record
 from ._jit import python_function
 from ._kernels.eprocess import (
     _D_ALARMS,
@@ -207,12 +207,7 @@ class DriftAlarm(OnlineModel):
     @property
     def drifts_(self) -> np.ndarray:
         """Indices (among the samples tested) of the latest alarms, oldest first."""
-        n = self.n_drifts_
-        rec = self._state.drifts
-        if n <= rec.shape[0]:
-            return rec[:n].copy()
-        k = n % rec.shape[0]
-        return np.concatenate([rec[k:], rec[:k]])
+        return ring_record(self._state.drifts, self.n_drifts_)
 
     @property
     def n_drifts_(self) -> int:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel, index_faults, symmetric_faults
+from ._base import OnlineModel, index_faults, ring_record, symmetric_faults
 from ._jit import python_function
 from ._kernels.eprocess import (
     _G_LAST,
@@ -368,12 +368,7 @@ class SelectiveSampler(OnlineModel):
     @property
     def switches_(self) -> np.ndarray:
         """Steps of the latest (up to 64) declared switches, oldest first."""
-        n = self.n_switches_
-        rec = self._state.switches
-        if n <= rec.shape[0]:
-            return rec[:n].copy()
-        k = n % rec.shape[0]
-        return np.concatenate([rec[k:], rec[:k]])
+        return ring_record(self._state.switches, self.n_switches_)
 
     @property
     def switch_score_(self) -> float:
