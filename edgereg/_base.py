@@ -226,7 +226,7 @@ class OnlineModel:
             raise StateFileError(f"{path!r} holds a {name}, not a {cls.__name__}")
         try:
             params = json.loads(str(contents["params"]))
-            model = target(**params)
+            model = target(**target._file_params(params))
         except (ValueError, TypeError, AttributeError) as exc:
             raise StateFileError(f"{path!r} has invalid model parameters: {exc}") from exc
         except (MemoryError, OverflowError) as exc:
@@ -235,6 +235,12 @@ class OnlineModel:
         state = {k[len("state.") :]: v for k, v in contents.items() if k.startswith("state.")}
         model._copy_state_in(state, source=repr(path))
         return model
+
+    @classmethod
+    def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """The constructor arguments of a state file's parameters (a class whose
+        defaults changed maps a file written before to what it meant)."""
+        return params
 
     def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
         fresh, work = self._allocate()

@@ -15,11 +15,14 @@ reference (the kernels round ||x|| down, so they never query there).
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from numba.core.runtime import _nrt_python, rtsys
 from reference import selective_reference
 
+import edgereg
 from edgereg import SelectiveSampler
 from edgereg._kernels.linalg import symv as _symv
 from edgereg._kernels.linalg import symv_registers
@@ -621,3 +624,22 @@ def test_eprocess_memory_and_spec_window():
         SelectiveSampler(3, switch_test="cusum")
     with pytest.raises(ValueError, match="test_every"):
         SelectiveSampler(3, test_every=0)
+
+
+def test_a_state_file_from_before_the_eprocess_resumes_with_the_spec_test(tmp_path):
+    # Files written before issue 17 have no switch_test parameter nor field:
+    # they hold the SPEC test's demo window and resume with it.
+    X, y, _, _ = switch_stream(3000, 3, switch_at=1500, distance=2.0, seed=8)
+    m = SelectiveSampler(3, switch_test="spec")
+    m.process_many(X[:2000], y[:2000])
+    m.save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz") as f:
+        old = {k: f[k] for k in f.files if k != "state.switch_test"}
+    params = json.loads(str(old["params"]))
+    del params["switch_test"], params["test_every"]
+    old["params"] = np.array(json.dumps(params))
+    np.savez(tmp_path / "old.npz", **old)
+    resumed = edgereg.load(tmp_path / "old.npz")
+    assert resumed.switch_test == "spec"
+    np.testing.assert_array_equal(resumed.process_many(X[2000:], y[2000:])[0],
+                                  m.process_many(X[2000:], y[2000:])[0])
