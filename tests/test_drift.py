@@ -90,3 +90,26 @@ def test_bad_models_and_parameters_are_explained():
         DriftAlarm({"class": "Nope", "params": {}}, noise=1.0, coef_bound=1.0)
     with pytest.raises(ValueError, match="the wrapped model's"):
         DriftAlarm(DFOP(3), noise=1.0, coef_bound=1.0, dtype="float32")
+
+
+def test_extreme_finite_rows_keep_the_alarm_finite():
+    # Rows up to the tested limit (||x'||^2 <= 1e100) make the nulls' P
+    # lose definiteness in rounding; before the per-instance guard
+    # (_rls_fits) 200 of 3,000 such runs left NaN in the state (found by
+    # CI's bounds-checked pass of the hostile-value test).
+    rng = np.random.default_rng(1)
+    vals = [0.0, 1.0, -1.0, 1e-300, 1e300, -1e300, 3e48, -3e48, 1e45, 1e20, 1e10, 1e-10, 5e152]
+    for _ in range(400):
+        m = DriftAlarm({"class": "DFOP", "params": {"n_features": 4, "forgetting": 0.05}},
+                       noise=1.0, coef_bound=10.0)
+        X0 = rng.normal(size=(8, 4))
+        m.learn_many(X0, X0.sum(axis=1))
+        for _ in range(5):
+            x = np.array([rng.choice(vals) * rng.choice([1, -1]) if rng.random() < 0.5
+                          else rng.normal() for _ in range(4)])
+            y = rng.choice(vals) if rng.random() < 0.5 else rng.normal()
+            try:
+                m.learn_one(x, y)
+            except ValueError:
+                pass
+            assert np.all(np.isfinite(m.state.drift))
