@@ -43,7 +43,9 @@ import math
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel, python_function
+from .._jit import inline_kernel, kernel, python_function, recompile_with
+from . import linalg as _linalg_kernels
+from .linalg import symv
 
 #: Candidate change points every GRID test labels.
 GRID = 16
@@ -213,15 +215,9 @@ def track_confidence(E, margin, up, down):
 
 @inline_kernel
 def _rls_products(x, w, P, Px):
-    """Px = P x; returns (w^T x, x^T P x)."""
+    """Px = P x (``linalg.symv``); returns (w^T x, x^T P x)."""
     d = x.shape[0]
-    for j in range(d):
-        Px[j] = 0.0
-    for i in range(d):
-        xi = np.float64(x[i])
-        Pi = P[i]
-        for j in range(d):
-            Px[j] += xi * Pi[j]
+    symv(P, x, Px)
     f = 0.0
     r = 0.0
     for j in range(d):
@@ -511,3 +507,7 @@ def drift_run(X, Y, M, rows, E, N, work, hyper, codes):
         if _drift_row(X, Y, M, t, E, N, work, hyper, codes[0]) == 1:
             alarms += 1
     return alarms
+
+
+# Kernels here call linalg's: recompile them when it changes (see _jit).
+recompile_with(globals(), _linalg_kernels)
