@@ -17,8 +17,8 @@ Three models predict m outputs at once, yhat = W^T x with W in R^{D x m}
 * :class:`PARegressor` - passive-aggressive regression (Crammer et al. 2006,
   PA-I / PA-II) applied to each output independently.
 
-This module holds the classes; the kernels are ``edgereg/_kernels/mores.py``;
-how the W-step is solved without allocating and the numerical care are
+This module holds the classes; the kernels are ``edgereg/_kernels/mores.py``
+(SOMOR and PA: ``pa.py``); how the W-step is solved without allocating and the numerical care are
 docs/design/mores.md.
 """
 
@@ -32,8 +32,6 @@ from ._base import OnlineModel
 from ._jit import python_function
 from ._kernels.mores import (
     OK,
-    _lin_learn_many,
-    _lin_learn_one,
     _mo_predict_many,
     _mo_predict_one,
     _mores_learn_many,
@@ -43,6 +41,7 @@ from ._kernels.mores import (
     mores_learnt_size,
     mores_scratch_size,
 )
+from ._kernels.pa import _lin_learn_many, _lin_learn_one
 from ._validate import as_row, as_scalar, check_float, check_int
 
 __all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState"]

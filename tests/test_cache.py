@@ -202,7 +202,7 @@ def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
     in the hash of every kernel module it calls, transitively: Fleet's kernels
     reach the guards and the prior through DFOP's (an edit there must not leave
     stale machine code in the fleet's cache)."""
-    from edgereg._kernels import fleet, guards, linalg, prior, selective_block, sparse
+    from edgereg._kernels import fleet, guards, linalg, pa, prior, selective_block, sparse
 
     reached = {m.__name__.rsplit(".", 1)[1] for m in fleet._KERNEL_DEPENDENCIES}
     assert {"dfop", "guards", "prior", "linalg"} <= reached
@@ -210,4 +210,6 @@ def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
     assert {"dfop", "hashing", "guards", "prior", "linalg"} <= reached
     reached = {m.__name__.rsplit(".", 1)[1] for m in selective_block._KERNEL_DEPENDENCIES}
     assert {"selective", "guards", "linalg"} <= reached
+    reached = {m.__name__.rsplit(".", 1)[1] for m in pa._KERNEL_DEPENDENCIES}
+    assert {"mores", "linalg"} <= reached
     assert guards and linalg and prior  # imported: the modules exist

@@ -6,7 +6,9 @@ block kernels are in ``dfop`` (with ``guards``, the admission checks, and
 ``prior``, the bound on P), ``sparse`` (with ``hashing``, the generator of
 the projection), ``norma``, ``selective`` (the round's helpers and the
 blocks' layout, with ``selective_one``, the one-sample path, and
-``selective_block``), ``mores`` and ``fleet``. A module that calls another's
+``selective_block``), ``eprocess`` (the change-point test of SelectiveSampler
+and DriftAlarm), ``mores`` (with ``pa``, SOMOR's and PA's steps) and
+``fleet``. A module that calls another's
 kernels says so with ``_jit.recompile_with`` (numba's cache sees one file
 only). Every family's entry kernels take its blocks in one order, (inputs,
 learnt blocks, work, hyper, codes), with the index names of hyper and codes
