@@ -32,15 +32,17 @@ from edgereg._kernels.selective import (
     _S_HI,
     _S_MU,
     _bbq_query,
+    _prepare,
+)
+from edgereg._kernels.selective_block import _demo_norm2
+from edgereg._kernels.selective_spec import (
     _demo_rows,
     _demo_triangle,
-    _prepare,
     _rebuild,
     _refit,
     _switch_screen,
     _switch_test,
 )
-from edgereg._kernels.selective_block import _demo_norm2
 from edgereg.streams import switch_stream
 
 REF = dict(kappa=0.75, delta=0.5, window0=100, window_max=300, rebuild_every=3,
@@ -351,7 +353,7 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
 @pytest.mark.parametrize(("window0", "window_max"), [(50, 2000), (5, 12), (3, 3), (1, 10**6)])
 def test_window_bracket_matches_window_length(window0, window_max):
     # _run_block caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.
-    from edgereg._kernels.selective import _window_bracket, _window_length
+    from edgereg._kernels.selective_spec import _window_bracket, _window_length
 
     for t in list(range(1, 5000)) + [10**6 - 1, 10**6, 10**6 + 1, 2**40, 2**52 + 3]:
         L, lo, hi = _window_bracket(t, window0, window_max)

@@ -509,5 +509,26 @@ def drift_run(X, Y, M, rows, E, N, work, hyper, codes):
     return alarms
 
 
+@kernel
+def _norm_fits(xn):
+    """||x||^2 <= 1 (the e-process's model; normalised inputs always are)."""
+    nn = 0.0
+    for j in range(xn.shape[0]):
+        v = np.float64(xn[j])
+        nn += v * v
+    return nn <= 1.0
+
+
+@inline_kernel
+def _eprocess_round(xn, y, threshold, E, scratch, alt_scratch):
+    """The e-process on a used label (x, y): the alternative's prediction, the
+    test's update, then the alternative learns; True when the test fires."""
+    d = xn.shape[0]
+    m_alt, f, r = alternative_prediction(xn, E, d, alt_scratch)
+    fired = eprocess_label(xn, y, m_alt, True, threshold, E, d, scratch)
+    alternative_learn(y, f, r, E, d, alt_scratch)
+    return fired
+
+
 # Kernels here call linalg's: recompile them when it changes (see _jit).
 recompile_with(globals(), _linalg_kernels)

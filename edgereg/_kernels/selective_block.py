@@ -13,9 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import eprocess as _eprocess_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import _G_THETA, confidence_factors, eprocess_alarm, track_confidence
+from . import selective_spec as _spec_kernels
+from .eprocess import (
+    _G_THETA,
+    _eprocess_round,
+    _norm_fits,
+    confidence_factors,
+    eprocess_alarm,
+    track_confidence,
+)
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
@@ -24,7 +33,6 @@ from .selective import (
     _C_REBUILD_EVERY,
     _C_SKIP,
     _C_WINDOW0,
-    _FULL_ROWS_UP_TO,
     _H_DELTA,
     _H_KAPPA,
     _HEAD,
@@ -37,22 +45,23 @@ from .selective import (
     OK,
     SPEC_TEST,
     _decide,
-    _demo_rows,
-    _demo_triangle,
     _end_round,
     _eprocess_options,
-    _eprocess_round,
     _learnable,
-    _norm_fits,
     _prepare,
     _record,
-    _refit,
     _restart,
     _selective_views,
-    _switch_screen,
-    _switch_test,
     _update,
     _update_fused,
+)
+from .selective_spec import (
+    _FULL_ROWS_UP_TO,
+    _demo_rows,
+    _demo_triangle,
+    _refit,
+    _switch_screen,
+    _switch_test,
     _window_bracket,
 )
 
@@ -247,4 +256,4 @@ def _run_many_process(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
 
 # Kernels here call the one-sample kernels' helpers and linalg's: recompile
 # them when those change (see _jit).
-recompile_with(globals(), _selective_kernels, _linalg_kernels)
+recompile_with(globals(), _selective_kernels, _spec_kernels, _eprocess_kernels, _linalg_kernels)

@@ -13,13 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, recompile_with
+from . import eprocess as _eprocess_kernels
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
-from .eprocess import _G_THETA, confidence_factors, eprocess_alarm, track_confidence
+from . import selective_spec as _spec_kernels
+from .eprocess import (
+    _G_THETA,
+    _eprocess_round,
+    _norm_fits,
+    confidence_factors,
+    eprocess_alarm,
+    track_confidence,
+)
 from .linalg import symv_by_size
 from .selective import (
-    _FULL_ROWS_UP_TO,
     _HEAD,
     _REBUILT,
     _SKIPPED,
@@ -29,22 +37,23 @@ from .selective import (
     NO_LABEL,
     OK,
     _decide,
-    _demo_rows,
-    _demo_triangle,
     _end_round,
     _eprocess_options,
-    _eprocess_round,
     _learnable,
-    _norm_fits,
     _options,
     _prepare,
     _products,
     _record,
-    _refit,
     _restart,
     _selective_views,
-    _switch_test,
     _update,
+)
+from .selective_spec import (
+    _FULL_ROWS_UP_TO,
+    _demo_rows,
+    _demo_triangle,
+    _refit,
+    _switch_test,
     _window_length,
 )
 
@@ -182,4 +191,5 @@ def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
 
 # Kernels here call selective's, the guards' and linalg's: recompile them when
 # those change (see _jit).
-recompile_with(globals(), _selective_kernels, _guards_kernels, _linalg_kernels)
+recompile_with(globals(), _selective_kernels, _spec_kernels, _eprocess_kernels, _guards_kernels,
+               _linalg_kernels)
