@@ -11,8 +11,9 @@ switch in a stationary epoch) <= delta); ``switch_test="spec"`` is the
 SPEC's |w_t^T x_t - h_t^T x_t| > K_t against a demo classifier h.
 
 This module holds the class; the kernels are ``edgereg/_kernels/selective.py``
-(with ``selective_spec.py`` and ``eprocess.py`` for the two tests); the derivation, the proof of the test's
-guarantee and the measured choices are docs/design/selective.md.
+(with ``selective_spec.py`` and ``eprocess.py`` for the two tests); the
+derivation, the proof of the test's guarantee and the measured choices are
+docs/design/selective.md.
 """
 
 from __future__ import annotations

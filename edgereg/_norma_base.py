@@ -1,0 +1,301 @@
+"""The Python layer the three NORMA classes share: state, allocation, validation, persistence.
+
+Not public: the classes are ``edgereg/norma.py`` (SPEC.md section 3), the
+kernels ``edgereg/_kernels/norma.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._base import OnlineModel, index_faults
+from ._kernels.norma import (
+    _ACTIVE,
+    _C_DEGREE,
+    _C_KERNEL,
+    _C_LOSS,
+    _C_OFFSET,
+    _C_SCHEDULE,
+    _C_SKIP,
+    _DROPPED,
+    _H_COEF0,
+    _H_ETA,
+    _H_GAMMA,
+    _H_LAMBDA,
+    _H_NU,
+    _N_CODES,
+    _N_HYPER,
+    _N_SV,
+    _NEXT,
+    LAPLACIAN,
+    LINEAR,
+    OK,
+    POLYNOMIAL,
+    RBF,
+    _norma_learn_many,
+    _norma_learn_one,
+    _norma_predict_many,
+    _norma_predict_one,
+)
+from ._validate import (
+    check_float,
+    check_int,
+)
+
+_KERNELS = {"rbf": RBF, "laplacian": LAPLACIAN, "polynomial": POLYNOMIAL, "linear": LINEAR}
+_SCHEDULES = ("constant", "inv_sqrt")
+
+
+
+#: The target block of NORMANovelty (no target): one value, never written,
+#: read with stride 0. Module-level, not per instance (CPython 3.11 keeps
+#: instance attributes in shared-key storage, whose fast attribute loads the
+#: hot paths use, only up to 30 names: measured, one more made learn_one 4%
+#: slower).
+_NO_TARGET = np.zeros(1, dtype=np.float64)
+
+class NORMAState(NamedTuple):
+    """What a NORMA model has learnt: (d + 1) tau + 3 floats, 6 int64."""
+
+    support_vectors: np.ndarray  # (d, tau) column i = support vector in slot i (transposed)
+    coef: np.ndarray  # (tau,) stored a_i; effective alpha_i = scale * a_i
+    scalars: np.ndarray  # (3,) [scale s, offset b, rho (margin / epsilon / huber sigma)]
+    counts: np.ndarray  # int64 (6,): learnt, skipped, n_sv, next slot, dropped, loss-active
+
+
+class NORMAWork(NamedTuple):
+    """NORMA's scratch: tau floats and tau int64 (no meaning between calls)."""
+
+    row: np.ndarray  # (tau,) kernel row k(x, sv_i)
+    exp: np.ndarray  # int64 (tau,) exponent bits of 2^k (viewed as float64)
+
+
+def _allocate(
+    n_features: int, budget: int, rho0: float, dtype: np.dtype
+) -> tuple[NORMAState, NORMAWork]:
+    C = np.zeros(budget + 3, dtype=dtype)  # the kernels' block: coef, then scalars
+    scalars = C[budget:]
+    scalars[0] = 1.0
+    scalars[2] = rho0
+    state = NORMAState(
+        support_vectors=np.zeros((n_features, budget), dtype=dtype),
+        coef=C[:budget],
+        scalars=scalars,
+        counts=np.zeros(6, dtype=np.int64),
+    )
+    work = NORMAWork(
+        row=np.zeros(budget, dtype=dtype), exp=np.zeros(budget, dtype=np.int64)
+    )
+    return state, work
+
+
+
+
+# ---------------------------------------------------------------------- models
+class _NORMA(OnlineModel):
+    """Shared Python layer of the three NORMA variants (not public)."""
+
+    _loss_code: int
+    _rho0: float
+    budget: int
+    kernel: str
+    gamma: float
+    learning_rate: float
+    regularization: float
+    learning_rate_schedule: str
+    fit_offset: bool
+    degree: int
+    coef0: float
+
+    def _init_norma(
+        self,
+        n_features: int,
+        budget: int,
+        kernel: str,
+        gamma: float,
+        learning_rate: float,
+        regularization: float,
+        learning_rate_schedule: str,
+        fit_offset: bool,
+        dtype: Any,
+        on_invalid: str,
+        degree: int,
+        coef0: float,
+    ) -> None:
+        self._init_common(n_features, dtype, on_invalid)
+        self.budget = check_int("budget", budget)
+        if kernel not in _KERNELS:
+            raise ValueError(f"kernel must be one of {tuple(_KERNELS)}, got {kernel!r}")
+        self.kernel = kernel
+        self.gamma = check_float("gamma", gamma, 0.0, None, low_open=True)
+        self.learning_rate = check_float("learning_rate", learning_rate, 0.0, None, low_open=True)
+        self.regularization = check_float("regularization", regularization, 0.0, None)
+        if self.learning_rate * self.regularization >= 1.0:
+            raise ValueError(
+                "learning_rate * regularization must be < 1 (NORMA needs eta < 1/lambda so that "
+                f"the decay factor 1 - eta lambda stays positive); got {self.learning_rate:g} * "
+                f"{self.regularization:g} = {self.learning_rate * self.regularization:g}"
+            )
+        if learning_rate_schedule not in _SCHEDULES:
+            raise ValueError(
+                f"learning_rate_schedule must be one of {_SCHEDULES}, "
+                f"got {learning_rate_schedule!r}"
+            )
+        self.learning_rate_schedule = learning_rate_schedule
+        if not isinstance(fit_offset, (bool, np.bool_)):
+            raise TypeError(f"fit_offset must be a bool, got {fit_offset!r}")
+        self.fit_offset = bool(fit_offset)
+        self.degree = check_int("degree", degree)
+        self.coef0 = check_float("coef0", coef0)
+
+    def _finish_init(self, nu: float | None) -> None:
+        # The kernels' hyper-parameters and options, by the names they read them by.
+        hyper = np.zeros(_N_HYPER, dtype=np.float64)
+        hyper[_H_ETA] = self.learning_rate
+        hyper[_H_LAMBDA] = self.regularization
+        hyper[_H_NU] = 0.0 if nu is None else nu
+        hyper[_H_GAMMA] = self.gamma
+        hyper[_H_COEF0] = self.coef0
+        codes = np.zeros(_N_CODES, dtype=np.int64)
+        codes[_C_KERNEL] = _KERNELS[self.kernel]
+        codes[_C_LOSS] = self._loss_code
+        codes[_C_SCHEDULE] = _SCHEDULES.index(self.learning_rate_schedule)
+        codes[_C_OFFSET] = int(self.fit_offset)
+        codes[_C_SKIP] = int(self._skip)
+        codes[_C_DEGREE] = self.degree
+        self._hyper, self._codes = hyper, codes
+        self.reset()
+
+    def _allocate(self) -> tuple[NORMAState, NORMAWork]:
+        return _allocate(self.n_features, self.budget, self._rho0, self.dtype)
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
+        """The support-vector count and the next slot index the budget's buffers."""
+        counts = state.counts  # type: ignore[attr-defined]
+        faults = super()._state_faults(state)
+        faults += index_faults("counts", int(counts[_N_SV]), 0, self.budget,
+                               "the number of support vectors")
+        faults += index_faults("counts", int(counts[_NEXT]), 0, self.budget - 1,
+                               "the next support-vector slot")
+        if counts[_DROPPED] < 0 or counts[_ACTIVE] < 0:
+            faults.append(("counts", "holds a negative count"))
+        return faults
+
+    def _bind_state(self) -> None:
+        s, work = self._state, self._work
+        self._sv, self._coef, self._scalars, self._counts = (
+            s.support_vectors, s.coef, s.scalars, s.counts
+        )
+        # The kernels' blocks after the input: sv, C (coef then scalars),
+        # counts, the scratch row and exp, hyper, codes.
+        self._blocks = (
+            s.support_vectors, s.coef.base, s.counts, work.row, work.exp, self._hyper, self._codes
+        )
+
+    # ------------------------------------------------------------ attributes
+    def _order(self) -> np.ndarray:
+        """Slots of the stored terms, oldest first."""
+        n = int(self._counts[_N_SV])
+        if n < self.budget:
+            return np.arange(n)
+        return np.roll(np.arange(n), -int(self._counts[_NEXT]))
+
+    @property
+    def n_support_(self) -> int:
+        """Number of stored support vectors (at most ``budget``)."""
+        return int(self._counts[_N_SV])
+
+    @property
+    def support_vectors_(self) -> np.ndarray:
+        """Stored support vectors x_i, shape (n_support_, n_features), oldest first (a copy)."""
+        return np.ascontiguousarray(self._sv[:, self._order()].T)
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """Effective coefficients alpha_i = s a_i (float64), oldest first."""
+        return float(self._scalars[0]) * self._coef[self._order()].astype(np.float64)
+
+    @property
+    def offset_(self) -> float:
+        """The offset b of g = f + b (0 unless ``fit_offset``)."""
+        return float(self._scalars[1])
+
+    @property
+    def n_dropped_(self) -> int:
+        """Terms dropped by the budget (truncation) so far."""
+        return int(self._counts[_DROPPED])
+
+    @property
+    def n_active_(self) -> int:
+        """Learnt steps on which the loss was active (margin errors, flagged points, ...)."""
+        return int(self._counts[_ACTIVE])
+
+    # -------------------------------------------------------------- one-step
+    def _score_one(self, x: Any) -> float:
+        return _norma_predict_one(self._row(x), *self._blocks)
+
+    def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
+        xr = self._row(x)
+        score, status = _norma_learn_one(xr, y, *self._blocks)
+        if status != OK and not self._skip:
+            raise ValueError(self._invalid_message(xr, shown_y, "sample"))
+        return score
+
+    # ----------------------------------------------------------------- block
+    def _learn_block(self, X, Y, out):  # type: ignore[override]
+        return _norma_learn_many(X, Y, out, *self._blocks)
+
+    def _predict_block(self, X, out):  # type: ignore[override]
+        _norma_predict_many(X, out, *self._blocks)
+
+    def _scores(self, X: Any) -> np.ndarray:
+        return OnlineModel.predict_many(self, X)
+
+    # ------------------------------------------------------------- analysis
+    def truncation_bound(self, max_kernel_diagonal: float, loss_bound: float = 1.0) -> float:
+        """Bound on |f_full(x) - f_tau(x)| from dropping terms (constant schedule).
+
+        (1 - eta lambda)^tau C X^2 / lambda, with C = ``loss_bound`` >= |dl/dg|
+        and X^2 = ``max_kernel_diagonal`` >= k(x, x) for every x (1 for "rbf"
+        and "laplacian"). Infinite when lambda = 0. See the module notes.
+        """
+        lam = self.regularization
+        if lam == 0.0:
+            return math.inf
+        decay = 1.0 - self.learning_rate * lam
+        return decay**self.budget * loss_bound * max_kernel_diagonal / lam
+
+    @classmethod
+    def _common_test_params(cls) -> dict[str, Any]:
+        return {"n_features": 4, "budget": 16, "gamma": 0.5, "learning_rate": 0.2}
+
+
+_PARAMS_DOC = """
+    n_features : int
+        Input dimension d.
+    budget : int, default 200
+        tau: the most support vectors kept (ring buffer; the oldest term is
+        dropped when it is full).
+    kernel : {"rbf", "laplacian", "polynomial", "linear"}
+        rbf exp(-gamma ||x - x'||^2), laplacian exp(-gamma ||x - x'||_1),
+        polynomial (gamma x.x' + coef0)^degree, linear x.x'.
+    gamma : float > 0, default 1.0
+        Kernel width / scale (unused by "linear").
+    learning_rate : float > 0, default 0.1
+        eta (eta_t = eta, or eta / sqrt(t) with ``learning_rate_schedule="inv_sqrt"``).
+    regularization : float >= 0, default 0.01
+        lambda; ``learning_rate * regularization`` must be < 1.
+    learning_rate_schedule : {"constant", "inv_sqrt"}
+    fit_offset : bool
+        Learn the offset b of g = f + b (b <- b + alpha_t).
+    dtype : {"float64", "float32"}
+    on_invalid : {"raise", "skip"}
+        A sample with NaN/inf (or an unknown label) raises ``ValueError`` with
+        the state unchanged, or is skipped and counted in ``n_skipped_``.
+    degree : int, default 3
+        Degree of the polynomial kernel (keyword-only).
+    coef0 : float, default 1.0
+        Constant of the polynomial kernel (keyword-only)."""
