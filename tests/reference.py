@@ -95,6 +95,58 @@ def dfop_canonical_with_reset(
     return W, resets
 
 
+def dfop_float32_step(P: np.ndarray, w: np.ndarray, x: np.ndarray, y: float, lam: float,
+                      careful_from: float) -> bool:
+    """One G-DFOP step of a float32 model, rounding where the kernel rounds (issue 18).
+
+    P (d x d) and w are float32 and updated in place; returns whether the step
+    was a careful one. Every operation on float32 arrays rounds to float32, as
+    the kernel's do: Px = P x summed row by row in float32, w^T x and x^T P x
+    in float64, u = Px sqrt(c) rounded to float32, P <- (P - u u^T) / lam in
+    float32 (1 / lam rounded once). Below d = 25, and when x^T P x >
+    careful_from lam, the step is the float64 one instead: Px in float64,
+    P <- (P - Px Px^T c) / lam (or with u, from d = 25) in float64, rounded
+    once into P. For the bit-level test only: no guards, no refresh (the
+    caller's stream needs neither).
+    """
+    f32, f64 = np.float32, np.float64
+    d = x.shape[0]
+    careful = True
+    if d >= 25:
+        Px = np.zeros(d, dtype=f32)
+        for i in range(d):
+            Px = Px + x[i] * P[i]
+        xPx = 0.0
+        for j in range(d):
+            xPx += f64(x[j]) * f64(Px[j])
+        careful = xPx > careful_from * lam
+    if careful:
+        Px = np.zeros(d)
+        for i in range(d):
+            Px = Px + f64(x[i]) * P[i].astype(f64)
+        xPx = 0.0
+        for j in range(d):
+            xPx += f64(x[j]) * Px[j]
+    yhat = 0.0
+    for j in range(d):
+        yhat += f64(w[j]) * f64(x[j])
+    c = 1.0 / (lam + xPx)
+    g = (y - yhat) * c
+    w[:] = (w.astype(f64) + Px.astype(f64) * g).astype(f32)
+    if careful:
+        if d < 25:
+            new = (P.astype(f64) - np.outer(Px, Px) * c) * (1.0 / lam)
+        else:
+            u = Px * math.sqrt(c)
+            new = (P.astype(f64) - np.outer(u, u)) * (1.0 / lam)
+        P[:] = new.astype(f32)
+    else:
+        u = (Px.astype(f64) * math.sqrt(c)).astype(f32)
+        invlam = f32(1.0 / lam)
+        P[:] = (P - np.outer(u, u)) * invlam
+    return careful
+
+
 def textbook_rls(
     X: np.ndarray, y: np.ndarray, lam: float, p0: float
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
 from .guards import _APPLY, _CHECK_DIAGONAL, _admit, _diagonal_verdict, _rare_den, _set_prior
+from .linalg import like, scratch_of
 from .linalg import symv as _symv
 from .prior import (
     MAX_VARIANCE,
@@ -43,6 +44,38 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
+
+#: From this d a float32 model computes in float32 (issue 18): P x, u and the
+#: pass over P, the part of a step that grows as d^2 (float32 does twice the
+#: lanes). Below it, float64 arithmetic rounded into float32 storage, as
+#: before: at d = 10 float32 arithmetic gained 6% and its careful steps cost
+#: up to 30% at high forgetting (docs/design/float32.md).
+FLOAT32_FROM = _GAIN_BY_SQRT_FROM
+
+#: A float32 step (d >= FLOAT32_FROM) runs in float32 unless
+#: x^T P x > CAREFUL lambda: then the update cancels most of P in the
+#: direction of x (by the factor 1 + x^T P x / lambda), which would amplify
+#: float32's rounding of Px and u as much; that step recomputes Px in float64
+#: and updates P in float64 arithmetic, rounded into float32 (docs/design/
+#: float32.md: every high-forgetting stream ran up to 16384, none beyond it).
+CAREFUL = 16.0
+
+
+@inline_kernel
+def _float32_arithmetic(d, P):
+    """Whether a model's steps compute in float32 (its scratch seen as float32)."""
+    return P.itemsize == 4 and d >= FLOAT32_FROM
+
+
+@inline_kernel
+def _careful(x, Px, lam):
+    """Whether a float32 step with this Px (P x in float32) is a careful step."""
+    if Px.itemsize == 8:
+        return False
+    xPx = 0.0
+    for j in range(x.shape[0]):
+        xPx += np.float64(x[j]) * Px[j]  # the sum the step forms, the same bits
+    return xPx > CAREFUL * lam
 
 # ------------------------------------------------------------- the blocks
 # Every DFOP kernel (and Fleet's, SparseDFOP's, which run these) takes
@@ -82,8 +115,23 @@ def _packed_views(B, d):
 
 # --------------------------------------------------------------------- kernels
 @kernel
-def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
+def _dfop_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
+
+    Px = P x in P's dtype, then :func:`_step_from`; a float32 model's
+    careful step (:func:`_careful`) recomputes Px in float64 into ``Px64``
+    (scratch) and steps from that. Returns ``(yhat, status)``.
+    """
+    _symv(P, x, Px)
+    if _careful(x, Px, lam):
+        _symv(P, x, Px64)
+        return _step_from(x, y, lam, w, P, Px64, max_variance, p0)
+    return _step_from(x, y, lam, w, P, Px, max_variance, p0)
+
+
+@kernel
+def _step_from(x, y, lam, w, P, Px, max_variance, p0):
+    """The step from Px = P x (scratch afterwards), in Px's dtype.
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
     the update, and OK, or INVALID when x, y or the update is not finite or
@@ -95,7 +143,6 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     Shared by the models built on DFOP.
     """
     d = x.shape[0]
-    _symv(P, x, Px)
     yhat = 0.0
     xPx = 0.0
     big = 0.0
@@ -103,7 +150,7 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
     for j in range(d):
         wj = np.float64(w[j])
         yhat += wj * x[j]
-        xPx += x[j] * Px[j]
+        xPx += np.float64(x[j]) * Px[j]
         a = abs(Px[j])
         big = a if a > big else big
         b = abs(wj)
@@ -121,9 +168,9 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
             return yhat, INVALID
         c = 1.0 / den
         g = (y - yhat) * c
-    invlam = 1.0 / lam
+    invlam = like(1.0 / lam, Px)  # the pass in Px's dtype (float32: twice the lanes)
     worst = 0.0
-    if d < _GAIN_BY_SQRT_FROM:
+    if small:
         for j in range(d):
             w[j] += Px[j] * g
         for i in range(d):
@@ -134,7 +181,7 @@ def _dfop_step(x, y, lam, w, P, Px, max_variance, p0):
             if Pi[i] > worst:
                 worst = Pi[i]
     else:
-        s = math.sqrt(c)
+        s = np.float64(math.sqrt(c))  # a float64 factor also without the JIT (NEP 50)
         for j in range(d):
             w[j] += Px[j] * g
             Px[j] *= s
@@ -165,14 +212,29 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
     d = x.shape[0]
     w = PW[d]
     P = PW[:d]
-    counts = _counters(L)
     p0 = hyper[P0]
     mu = hyper[MU]
-    keep_prior = codes[KEEP_PRIOR] != 0
-    yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, work[:d], _max_variance(p0, keep_prior), p0)
+    cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
+    Px64 = work[2 * d : 3 * d]  # float32's careful steps (beyond its float32 views)
+    if _float32_arithmetic(d, P):
+        scratch = scratch_of(work, P)  # Px and v in float32
+        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, scratch[:d], cap, p0, Px64)
+        _after_step(status, mu, w, P, L, scratch[2 * d : 3 * d], p0, codes)
+    else:
+        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, work[:d], cap, p0, Px64)
+        _after_step(status, mu, w, P, L, work[2 * d : 3 * d], p0, codes)
+    return yhat, status
+
+
+@inline_kernel
+def _after_step(status, mu, w, P, L, v, p0, codes):
+    """Count the step, then the prior refresh when due (``v`` scratch): learn_one's,
+    and the block's careful steps'."""
+    d = w.shape[0]
+    counts = _counters(L)
     if status == OK:
         counts[0] += 1
-        if keep_prior:
+        if codes[KEEP_PRIOR] != 0:
             L[FORGOTTEN] += mu
             counts[2] += 1
             if counts[2] >= codes[PERIOD] and L[FORGOTTEN] > 0.0:
@@ -180,7 +242,6 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
                 forgotten = L[FORGOTTEN]
                 width = _refresh_width(d, forgotten)
                 rho = d * forgotten / p0 / width
-                v = work[2 * d : 3 * d]
                 for i in range(width):
                     _refresh_prior((k + i) % d, rho, w, P, v)
                 if not _diagonal_positive(P):
@@ -190,7 +251,6 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
                 L[FORGOTTEN] = 0.0
     elif codes[SKIP] != 0:
         counts[1] += 1
-    return yhat, status
 
 
 @kernel
@@ -221,7 +281,7 @@ def _downdate_pass(P, u, invlam, xn, acc):
     least = np.inf
     for i in range(d):
         ui = u[i]
-        xi = np.float64(xn[i])
+        xi = like(xn[i], acc)
         Pi = P[i]
         for j in range(d):
             Pi[j] = (Pi[j] - ui * u[j]) * invlam
@@ -243,7 +303,7 @@ def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
     for i in range(d):
         ui = u[i]
         vi = v[i]
-        xi = np.float64(xn[i])
+        xi = like(xn[i], acc)
         Pi = P[i]
         for j in range(d):
             Pi[j] = (Pi[j] - ui * u[j]) * invlam
@@ -264,7 +324,7 @@ def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
     for i in range(d):
         pi = px[i]
         vi = v[i]
-        xi = np.float64(xn[i])
+        xi = like(xn[i], acc)
         Pi = P[i]
         for j in range(d):
             Pi[j] = (Pi[j] - (pi * px[j]) * c) * invlam
@@ -277,11 +337,23 @@ def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
 
 @kernel
 def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
+    """Learn a block; out[t] = prequential prediction of row t (:func:`_learn_many_in`)."""
+    d = X.shape[1]
+    P = PW[:d]
+    Px64 = work[2 * d : 3 * d]  # float32's careful steps (beyond its float32 views)
+    if _float32_arithmetic(d, P):
+        return _learn_many_in(X, Y, MU, out, PW, L, scratch_of(work, P), Px64, hyper, codes)
+    return _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes)
+
+
+@kernel
+def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t.
 
     ``MU`` is the forgetting factor of each step (G-DFOP), or of all steps
     when it holds one value (``hyper[MU:MU + 1]``, the model's own). The
-    blocks are those of the module's header. The loop is fused: while row i
+    blocks are those of the module's header, ``work`` the scratch in the
+    dtype of the arithmetic and ``Px64`` float64 scratch. The loop is fused: while row i
     of the new P is written, it is also accumulated into P_new x_{t+1} (so
     P is read once per step), and on a refresh step the prior
     pseudo-sample's rank-one term is applied in the same pass. Bit for bit
@@ -324,12 +396,22 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
         for j in range(d):
             wj = np.float64(w[j])
             yhat += wj * x[j]
-            xPx += x[j] * Px[j]
+            xPx += np.float64(x[j]) * Px[j]
             a = abs(Px[j])
             big = a if a > big else big
             b = abs(wj)
             wbig = b if b > wbig else wbig
         out[t] = yhat
+        if Px.itemsize == 4 and xPx > CAREFUL * lam:  # _careful's test, the same sum
+            # learn_one's step and refresh, from Px in float64 (no fused pass).
+            _symv(P, x, Px64)
+            _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0)
+            if status != OK and not skip:
+                return t
+            _after_step(status, mu_t, w, P, L, v, p0, codes)
+            fresh = False
+            pmin = -1.0
+            continue
         small = d < _GAIN_BY_SQRT_FROM
         den = lam + xPx
         c = 1.0 / den
@@ -355,11 +437,11 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
             for j in range(d):
                 w[j] += Px[j] * g
         else:
-            s = math.sqrt(c)
+            s = np.float64(math.sqrt(c))
             for j in range(d):
                 w[j] += Px[j] * g
                 Px[j] *= s
-        invlam = 1.0 / lam
+        invlam = like(1.0 / lam, Px)
         counts[0] += 1
         k = -1
         width = 1
@@ -385,7 +467,7 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
                 pmax = 0.0
                 for i in range(d):
                     ui = Px[i]
-                    xi = np.float64(xn[i])
+                    xi = like(xn[i], work)
                     Pi = P[i]
                     for j in range(d):
                         Pi[j] = (Pi[j] - (ui * Px[j]) * c) * invlam
@@ -412,7 +494,7 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
                 Pk[j] = old
             rden = 1.0 + rho * v[k]
             rg = _bounded_pull(rho * w[k] / rden, w, v)
-            rs = math.sqrt(rho / rden)
+            rs = np.float64(math.sqrt(rho / rden))
             for j in range(d):
                 w[j] -= v[j] * rg
             for j in range(d):

@@ -107,7 +107,8 @@ def _diagonal_verdict(P, Px, c):
     fault = 0
     for i in range(Px.shape[0]):
         pii = np.float64(P[i, i])
-        refuse |= pii - (Px[i] * Px[i]) * c < -slack * pii
+        px = np.float64(Px[i])  # float32's Px_i^2 overflows where Px_i^2 c is small
+        refuse |= pii - (px * px) * c < -slack * pii
         fault |= not pii > 0.0
     if fault:
         return _FROM_PRIOR

@@ -8,6 +8,9 @@ algorithms need.
 
 Routines
 --------
+``like(value, A)``, ``scratch_of(work, A)``
+    A scalar in A's dtype; a float64 scratch array seen in A's dtype (the
+    arithmetic of a float32 model's kernels stays float32, issue 18).
 ``set_identity(A)``
     A <- I.
 ``symv(P, x, out)``, ``symv_registers``, ``symv_by_size``
@@ -40,10 +43,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from .._jit import inline_kernel, kernel
 
 __all__ = [
+    "like",
+    "scratch_of",
     "set_identity",
     "symv",
     "symv_registers",
@@ -61,6 +68,38 @@ __all__ = [
 ]
 
 
+def like(value, A):
+    """``value`` as a scalar of A's dtype: float32 arithmetic stays float32.
+
+    numba types an expression by its operands: a float32 entry times a
+    float64 scalar is a float64 product (4 lanes of AVX2, 2 of NEON, not 8
+    and 4). The kernels of a float32 model convert their scalars once with
+    this; for float64 it is the identity.
+    """
+    return A.dtype.type(value)
+
+
+@overload(like, inline="always")
+def _like(value, A):
+    if isinstance(A, types.Array) and A.dtype == types.float32:
+        return lambda value, A: np.float32(value)
+    return lambda value, A: np.float64(value)
+
+
+def scratch_of(work, A):
+    """The float64 scratch ``work`` seen in A's dtype (a view: float32 gives twice
+    the entries). Scratch vectors of a float32 model are float32 so that the
+    passes over P stay float32 (docs/design/float32.md)."""
+    return work.view(np.float32) if A.dtype == np.float32 else work
+
+
+@overload(scratch_of, inline="always")
+def _scratch_of(work, A):
+    if isinstance(A, types.Array) and A.dtype == types.float32:
+        return lambda work, A: work.view(np.float32)
+    return lambda work, A: work
+
+
 @kernel
 def set_identity(A):
     """A <- I (square A)."""
@@ -74,12 +113,16 @@ def set_identity(A):
 
 @kernel
 def symv(P, x, out):
-    """out = P x for symmetric P, as row axpys (vectorises without reassociation)."""
+    """out = P x for symmetric P, as row axpys (vectorises without reassociation).
+
+    In out's dtype: float64 products and sums into a float64 out (also from a
+    float32 P), float32 ones into a float32 out (a float32 DFOP's Px).
+    """
     d = x.shape[0]
     for j in range(d):
         out[j] = 0.0
     for i in range(d):
-        xi = np.float64(x[i])  # float64 products (numba keeps float() of a float32 in float32)
+        xi = like(x[i], out)  # np.float64(): numba keeps float() of a float32 in float32
         Pi = P[i]
         for j in range(d):
             out[j] += xi * Pi[j]

@@ -48,7 +48,7 @@ def _reset_unexcited(w, P, cap, p0, v):
             if _reset_fits(i, rho, w, P, v):
                 _refresh_prior(i, rho, w, P, v)
             else:
-                _rescale(i, math.sqrt(p0 / pii), P)
+                _rescale(i, np.float64(math.sqrt(p0 / pii)), P)
             changed = True
     return changed
 
@@ -69,7 +69,7 @@ def _reset_fits(k, rho, w, P, v):
     Pk = P[k]
     den = 1.0 + rho * Pk[k]  # _refresh_prior's den, g and s
     g = abs(rho * w[k] / den)
-    s = math.sqrt(rho / den)
+    s = np.float64(math.sqrt(rho / den))
     limit = 3.4028234663852886e38 if w.itemsize == 4 else np.inf
     fits = True
     for j in range(w.shape[0]):
@@ -141,7 +141,7 @@ def _refresh_prior(k, rho, w, P, v):
     if not den > 0.0:
         return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
     g = _bounded_pull(rho * w[k] / den, w, Pk)
-    s = math.sqrt(rho / den)
+    s = np.float64(math.sqrt(rho / den))  # float64 also without the JIT
     for j in range(d):
         w[j] -= Pk[j] * g
         v[j] = Pk[j]
