@@ -454,6 +454,7 @@ class DFOP(OnlineModel):
             {"n_features": 3, "forgetting": 0.05, "task": "classification"},
             {"n_features": 5, "dtype": "float32"},
             {"n_features": 3, "forgetting": 0.2},  # a prior refresh every step
+            {"n_features": 26, "dtype": "float32"},  # float32 arithmetic (FLOAT32_FROM)
         ]
 
 

@@ -55,3 +55,44 @@ def test_million_steps_with_half_a_million_unexcited_stay_finite_and_exact(
     exact = _discounted_least_squares(X.astype(dtype).astype(np.float64), y, 1.0 - MU, 3000)
     error = np.linalg.norm(model.coef_.astype(np.float64) - exact) / np.linalg.norm(exact)
     assert error < 2e-2, error
+
+
+def test_extreme_rows_in_float32_arithmetic_keep_the_state_and_the_paths_equal():
+    """d = 25-32 (float32 arithmetic, careful steps and all), rows of every
+    scale from 1e-320 to 1.7e308 on 10% of the entries, forgetting 0.01-0.9,
+    both keep_prior: w and P stay finite, P exactly symmetric with a diagonal
+    >= 0 up to rounding (within its cap without the refresh), and a learn_one
+    loop equals learn_many bit for bit, refusals included (issue 15's
+    contract, where issue 18's float32 passes run)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_high_forgetting import _EXTREMES
+
+    from edgereg._kernels.dfop import MAX_VARIANCE
+
+    for seed in range(150):
+        rng = np.random.default_rng(seed)
+        d = int(rng.integers(25, 33))
+        mu = float(rng.choice([0.01, 0.3, 0.5, 0.9]))
+        keep_prior = bool(rng.integers(0, 2))
+        n = 200
+        extreme = rng.choice(_EXTREMES, (n, d)) * rng.choice([-1, 1], (n, d))
+        X = np.where(rng.random((n, d)) < 0.1, extreme, rng.normal(size=(n, d)))
+        X[rng.random((n, d)) < 0.3] = 0.0
+        y = np.where(rng.random(n) < 0.2, rng.choice(_EXTREMES, n), rng.normal(size=n))
+        block = DFOP(d, mu, keep_prior=keep_prior, dtype="float32", on_invalid="skip")
+        block.learn_many(X, y)
+        one = DFOP(d, mu, keep_prior=keep_prior, dtype="float32", on_invalid="skip")
+        for t in range(n):
+            one.learn_one(X[t], y[t])
+        P = block.state.P.astype(np.float64)
+        assert np.all(np.isfinite(block.state.w)) and np.all(np.isfinite(P)), seed
+        assert np.array_equal(P, P.T), seed
+        assert P.diagonal().min() >= -64 * np.finfo(np.float32).eps * 100 * block.p0, seed
+        if not keep_prior:
+            assert P.diagonal().max() <= MAX_VARIANCE * block.p0 * (1.0 + 1e-6), seed
+        for name in ("w", "P", "counts", "forgotten"):
+            np.testing.assert_array_equal(getattr(block.state, name), getattr(one.state, name),
+                                          err_msg=f"seed {seed}: {name}")
