@@ -205,7 +205,7 @@ def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
     from edgereg._kernels import fleet, guards, linalg, pa, prior, selective_block, sparse
 
     reached = {m.__name__.rsplit(".", 1)[1] for m in fleet._KERNEL_DEPENDENCIES}
-    assert {"dfop", "guards", "prior", "linalg"} <= reached
+    assert {"dfop", "guards", "prior", "linalg", "dtype"} <= reached
     reached = {m.__name__.rsplit(".", 1)[1] for m in sparse._KERNEL_DEPENDENCIES}
     assert {"dfop", "hashing", "guards", "prior", "linalg"} <= reached
     reached = {m.__name__.rsplit(".", 1)[1] for m in selective_block._KERNEL_DEPENDENCIES}

@@ -24,8 +24,8 @@ from .._jit import inline_kernel, kernel, recompile_with
 from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
+from .dtype import like, scratch_of
 from .guards import _APPLY, _CHECK_DIAGONAL, _admit, _diagonal_verdict, _rare_den, _set_prior
-from .linalg import like, scratch_of
 from .linalg import symv as _symv
 from .prior import (
     MAX_VARIANCE,

@@ -8,9 +8,6 @@ algorithms need.
 
 Routines
 --------
-``like(value, A)``, ``scratch_of(work, A)``
-    A scalar in A's dtype; a float64 scratch array seen in A's dtype (the
-    arithmetic of a float32 model's kernels stays float32, issue 18).
 ``set_identity(A)``
     A <- I.
 ``symv(P, x, out)``, ``symv_registers``, ``symv_by_size``
@@ -43,14 +40,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, recompile_with
+from . import dtype as _dtype_module
+from .dtype import like
 
 __all__ = [
-    "like",
-    "scratch_of",
     "set_identity",
     "symv",
     "symv_registers",
@@ -66,38 +61,6 @@ __all__ = [
     "apply_reflectors",
     "shifted_tridiagonal_solve",
 ]
-
-
-def like(value, A):
-    """``value`` as a scalar of A's dtype: float32 arithmetic stays float32.
-
-    numba types an expression by its operands: a float32 entry times a
-    float64 scalar is a float64 product (4 lanes of AVX2, 2 of NEON, not 8
-    and 4). The kernels of a float32 model convert their scalars once with
-    this; for float64 it is the identity.
-    """
-    return A.dtype.type(value)
-
-
-@overload(like, inline="always")
-def _like(value, A):
-    if isinstance(A, types.Array) and A.dtype == types.float32:
-        return lambda value, A: np.float32(value)
-    return lambda value, A: np.float64(value)
-
-
-def scratch_of(work, A):
-    """The float64 scratch ``work`` seen in A's dtype (a view: float32 gives twice
-    the entries). Scratch vectors of a float32 model are float32 so that the
-    passes over P stay float32 (docs/design/float32.md)."""
-    return work.view(np.float32) if A.dtype == np.float32 else work
-
-
-@overload(scratch_of, inline="always")
-def _scratch_of(work, A):
-    if isinstance(A, types.Array) and A.dtype == types.float32:
-        return lambda work, A: work.view(np.float32)
-    return lambda work, A: work
 
 
 @kernel
@@ -661,3 +624,7 @@ def shifted_tridiagonal_solve(diag, off, c, R, piv):
         ei = off[i]
         for j in range(m):
             Ri[j] = (Ri[j] - c[j] * ei * Rn[j]) / Pi[j]
+
+
+# symv converts through dtype.like: recompile when dtype.py changes (see _jit).
+recompile_with(globals(), _dtype_module)
