@@ -64,10 +64,6 @@ def test_extreme_rows_in_float32_arithmetic_keep_the_state_and_the_paths_equal()
     >= 0 up to rounding (within its cap without the refresh), and a learn_one
     loop equals learn_many bit for bit, refusals included (issue 15's
     contract, where issue 18's float32 passes run)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from test_high_forgetting import _EXTREMES
 
     from edgereg._kernels.dfop import MAX_VARIANCE
