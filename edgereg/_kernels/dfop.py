@@ -39,6 +39,7 @@ from .prior import (
 
 OK = 0
 INVALID = 1
+_STEP_CAREFULLY = 2  # _step_from's answer to its caller only, never a model's status
 _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (measured)
 # From this d on the rank-one term is u u^T with u = Px sqrt(c); below it,
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
@@ -68,14 +69,29 @@ def _float32_arithmetic(d, P):
 
 
 @inline_kernel
-def _careful(x, Px, lam):
-    """Whether a float32 step with this Px (P x in float32) is a careful step."""
-    if Px.itemsize == 8:
-        return False
+def _careful(xPx, lam, Px):
+    """Whether a step whose Px is float32 is a careful step (x^T P x = ``xPx``)."""
+    return Px.itemsize == 4 and xPx > CAREFUL * lam
+
+@inline_kernel
+def _reads(x, w, Px):
+    """A step's O(d) reads of x, w and Px = P x, in float64 and in one pass:
+    the prediction w^T x, x^T P x, and the guards' scales max |Px_j| and
+    max |w_j| (:func:`guards._admit`). learn_one's step and the block's."""
+    yhat = 0.0
     xPx = 0.0
+    big = 0.0
+    wbig = 0.0
     for j in range(x.shape[0]):
-        xPx += np.float64(x[j]) * Px[j]  # the sum the step forms, the same bits
-    return xPx > CAREFUL * lam
+        wj = np.float64(w[j])
+        yhat += wj * x[j]
+        xPx += np.float64(x[j]) * Px[j]
+        a = abs(Px[j])
+        big = a if a > big else big
+        b = abs(wj)
+        wbig = b if b > wbig else wbig
+    return yhat, xPx, big, wbig
+
 
 # ------------------------------------------------------------- the blocks
 # Every DFOP kernel (and Fleet's, SparseDFOP's, which run these) takes
@@ -118,15 +134,16 @@ def _packed_views(B, d):
 def _dfop_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
-    Px = P x in P's dtype, then :func:`_step_from`; a float32 model's
-    careful step (:func:`_careful`) recomputes Px in float64 into ``Px64``
-    (scratch) and steps from that. Returns ``(yhat, status)``.
+    Px = P x in the scratch's dtype, then :func:`_step_from`; a float32
+    step that is careful (:func:`_careful`) recomputes Px in float64 into
+    ``Px64`` (scratch) and steps from that. Returns ``(yhat, status)``.
     """
     _symv(P, x, Px)
-    if _careful(x, Px, lam):
+    yhat, status = _step_from(x, y, lam, w, P, Px, max_variance, p0)
+    if status == _STEP_CAREFULLY:
         _symv(P, x, Px64)
         return _step_from(x, y, lam, w, P, Px64, max_variance, p0)
-    return _step_from(x, y, lam, w, P, Px, max_variance, p0)
+    return yhat, status
 
 
 @kernel
@@ -135,7 +152,9 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0):
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
     the update, and OK, or INVALID when x, y or the update is not finite or
-    would make P indefinite (the state is then untouched, :func:`_admit`).
+    would make P indefinite (the state is then untouched, :func:`_admit`),
+    or ``_STEP_CAREFULLY`` (state untouched) when Px is float32 and the step
+    is careful: the caller steps again from a float64 Px.
     ``Px`` is scratch. A coordinate whose P_ii passes ``max_variance`` is
     reset to the prior (:func:`_reset_unexcited`; ``np.inf``: off, DFOP
     bounds P with ``_refresh_prior`` instead). A P that lost positive
@@ -143,18 +162,9 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0):
     Shared by the models built on DFOP.
     """
     d = x.shape[0]
-    yhat = 0.0
-    xPx = 0.0
-    big = 0.0
-    wbig = 0.0
-    for j in range(d):
-        wj = np.float64(w[j])
-        yhat += wj * x[j]
-        xPx += np.float64(x[j]) * Px[j]
-        a = abs(Px[j])
-        big = a if a > big else big
-        b = abs(wj)
-        wbig = b if b > wbig else wbig
+    yhat, xPx, big, wbig = _reads(x, w, Px)
+    if _careful(xPx, lam, Px):
+        return yhat, _STEP_CAREFULLY
     small = d < _GAIN_BY_SQRT_FROM
     den = lam + xPx
     c = 1.0 / den
@@ -389,20 +399,9 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
         lam = 1.0 - mu_t
         if not fresh:
             _symv(P, x, Px)
-        yhat = 0.0
-        xPx = 0.0
-        big = 0.0
-        wbig = 0.0
-        for j in range(d):
-            wj = np.float64(w[j])
-            yhat += wj * x[j]
-            xPx += np.float64(x[j]) * Px[j]
-            a = abs(Px[j])
-            big = a if a > big else big
-            b = abs(wj)
-            wbig = b if b > wbig else wbig
+        yhat, xPx, big, wbig = _reads(x, w, Px)
         out[t] = yhat
-        if Px.itemsize == 4 and xPx > CAREFUL * lam:  # _careful's test, the same sum
+        if _careful(xPx, lam, Px):
             # learn_one's step and refresh, from Px in float64 (no fused pass).
             _symv(P, x, Px64)
             _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0)
