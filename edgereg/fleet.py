@@ -434,10 +434,10 @@ class Fleet(OnlineModel):
         return out
 
     def _predict_samples(self, X: np.ndarray, out: np.ndarray) -> None:
-        _fleet_predict_one(X, self._state.w, out)
+        _fleet_predict_one(X, self._PW, out)
 
     def _predict_blocks(self, X: np.ndarray, out: np.ndarray) -> None:
-        _fleet_predict_many(X, self._state.w, out)
+        _fleet_predict_many(X, self._PW, out)
 
     def predict_one(self, X: Any) -> np.ndarray:
         """Predict one sample per model without learning; X (n_models, n_features)."""

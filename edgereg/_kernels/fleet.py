@@ -60,16 +60,18 @@ def _fleet_learn_one(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     return bad
 
 
+# Predictions take w as row d of PW[k] (C-contiguous, as DFOP passes it), so
+# that DFOP's prediction kernels compile once for both callers.
 @parallel_kernel
-def _fleet_predict_many(X, W, OUT):
+def _fleet_predict_many(X, PW, OUT):
     for k in prange(X.shape[0]):
-        _dfop_predict_many(X[k], W[k], OUT[k])
+        _dfop_predict_many(X[k], PW[k][PW.shape[2]], OUT[k])
 
 
 @parallel_kernel
-def _fleet_predict_one(X, W, OUT):
+def _fleet_predict_one(X, PW, OUT):
     for k in prange(X.shape[0]):
-        OUT[k] = _dfop_predict_one(X[k], W[k])
+        OUT[k] = _dfop_predict_one(X[k], PW[k][PW.shape[2]])
 
 
 # ------------------------------------------------- a fleet of banks (issue 16)
