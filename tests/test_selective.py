@@ -350,6 +350,28 @@ def test_learn_one_loop_equals_learn_many_with_restarts_bit_for_bit():
     assert a.n_switches_ >= 1
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_guarded_updates_decide_alike_in_learn_one_and_learn_many(dtype):
+    # Raw rows from every scale (normalize=False): the guard refuses many
+    # updates (overflow, an updated diagonal entry below zero). learn_many
+    # proves the diagonal check from the smallest P_ii its last update pass
+    # saw and runs the check's pass only when that proves nothing; the
+    # decisions (and so the states) must be learn_one's, which always runs it.
+    rng = np.random.default_rng(3)
+    scales = np.array([1.0, 1.0, 1.0, 4.3e9, 1e20, 1e75, 1e150])
+    skipped = 0
+    for _ in range(60):
+        X = rng.normal(size=(60, 3)) * scales[rng.integers(0, len(scales), size=(60, 3))]
+        y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+        a, b = (SelectiveSampler(3, detect_switch=False, normalize=False, on_invalid="skip",
+                                 dtype=dtype) for _ in range(2))
+        loop = [a.learn_one(X[s], y[s]) for s in range(len(X))]
+        np.testing.assert_array_equal(loop, b.learn_many(X, y))
+        for k, v in a.state._asdict().items():
+            np.testing.assert_array_equal(v, getattr(b.state, k), err_msg=k)
+        skipped += int(b.state.counts[1])
+    assert 0 < skipped < 60 * 60
+
 @pytest.mark.parametrize(("window0", "window_max"), [(50, 2000), (5, 12), (3, 3), (1, 10**6)])
 def test_window_bracket_matches_window_length(window0, window_max):
     # _run_block caches L_t over [t_lo, t_hi) instead of an integer sqrt per round.

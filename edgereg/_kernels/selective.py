@@ -260,7 +260,7 @@ def _gain(y, f, rp):
 
 
 @inline_kernel
-def _learnable(y, f, rp, w, P, Px):
+def _learnable(y, f, rp, w, pmin, P, Px):
     """Whether ``_update`` may learn (x, y): decided before anything is written (issue 15).
 
     With A^-1 <= I and normalised inputs the update is always finite; a raw
@@ -268,8 +268,11 @@ def _learnable(y, f, rp, w, P, Px):
     its bound, is not. Refused: 1 + r' not positive, an update that would
     overflow in the stored dtype (DFOP's ``_update_fits``: max |u_i|^2 in
     A^-1, max |w_i| + max |Px_i| |gain| in w), or an updated diagonal entry
-    P_ii - Px_i^2 / (1 + r') below -8 d eps (A^-1's scale is 1). d
-    multiply-adds per labelled round.
+    P_ii - Px_i^2 / (1 + r') below -8 d eps (A^-1's scale is 1). The
+    diagonal's pass is skipped when pmin, the smallest P_ii (the block's
+    last update pass gathers it; -1: unknown), proves it as in DFOP's block:
+    0 < pmin and big^2 c <= pmin give P_ii - Px_i^2 c >= 0 for every i
+    (rounding is monotone), the same decision as the pass.
     """
     den = 1.0 + rp
     if not den > 0.0:
@@ -284,6 +287,8 @@ def _learnable(y, f, rp, w, P, Px):
         wbig = b if b > wbig else wbig
     if not _update_fits(big, wbig, c, (y - f) * c, False, P.itemsize == 4):
         return False
+    if 0.0 < pmin and (big * big) * c <= pmin:
+        return True
     slack = _diagonal_slack(Px.shape[0], P.itemsize == 4)
     for i in range(Px.shape[0]):
         if np.float64(P[i, i]) - (Px[i] * Px[i]) * c < -slack:
@@ -324,7 +329,8 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
 
     The next round then needs no product of its own: the same sums in the
     same order as ``linalg.symv_by_size`` (which the one-sample paths call), so the
-    same bits. Inlined into the block kernels (a call passes 8 arrays).
+    same bits. Returns the smallest updated P_ii (``_learnable``'s pmin).
+    Inlined into the block kernels (a call passes 8 arrays).
     """
     d = w.shape[0]
     gain, sc = _gain(y, f, rp)
@@ -333,6 +339,7 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
         Px[j] *= sc
     for j in range(d):
         acc[j] = 0.0
+    pmin = np.inf
     for i in range(d):
         ui = Px[i]
         xi = np.float64(xnext[i])
@@ -341,6 +348,9 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
             # Re-read the stored value: in float32 it is the rounded one
             # _symv would see.
             acc[j] += xi * P[i, j]
+        pii = np.float64(P[i, i])
+        pmin = pmin if pii >= pmin else pii  # a NaN entry: pmin NaN, proves nothing
+    return pmin
 
 
 @kernel

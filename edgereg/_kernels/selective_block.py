@@ -146,6 +146,9 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
     t_lo = 0
     t_hi = 0
     threshold = -np.log(delta)  # the e-process's: log(1 / delta)
+    # min diag(A^-1) when the last update's pass gathered it (-1: unknown;
+    # ``_learnable`` then runs the diagonal's pass).
+    pmin = -1.0
     up, down = confidence_factors(test_every if test_every > 0 else 1)
     for t in range(n):
         ok = True
@@ -183,13 +186,14 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                 eproc = (theta > 0.0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > theta
                          and _norm_fits(xn))
                 if (ask == NO_LABEL or np.isfinite(y)) and (
-                        ask != BBQ_LABEL or _learnable(y, f, rp, w, P, Px)):
+                        ask != BBQ_LABEL or _learnable(y, f, rp, w, pmin, P, Px)):
                     status = OK
                     if theta > 0.0:
                         track_confidence(E, abs(f) / (1.0 + rp), up, down)
                     if (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
                             eproc and _eprocess_round(xn, y, threshold, E, hx, acc)):
                         rp = _restart(switches, counts, w, P, xn, Px)
+                        pmin = -1.0
                         if eproc:
                             eprocess_alarm(E, d, span)
                         f = 0.0
@@ -198,11 +202,12 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                             L, t_lo, t_hi = _window_bracket(tt, window0, cap)
                     if ask == BBQ_LABEL:
                         if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
-                            _update_fused(y, f, rp, w, P, Px, xnext, acc)
+                            pmin = _update_fused(y, f, rp, w, P, Px, xnext, acc)
                             prepared = True
                             fused = True
                         else:
                             _update(y, f, rp, w, P, Px)
+                            pmin = -1.0
                     if ask != NO_LABEL:
                         _record(xn, y, ask, detect, window_X, window_y, counts)
                     m = _end_round(tt, detect, L, rebuild_every, counts)

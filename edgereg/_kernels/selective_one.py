@@ -104,7 +104,7 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
     """
     if ask != NO_LABEL and not np.isfinite(y):
         return INVALID
-    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, P, Px):
+    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, -1.0, P, Px):
         return INVALID
     # The e-process runs on the test rounds' labels only: BBQ's own queries
     # follow the estimator's uncertainty, a drifting choice of x that on a
