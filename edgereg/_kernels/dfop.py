@@ -73,6 +73,7 @@ def _careful(xPx, lam, Px):
     """Whether a step whose Px is float32 is a careful step (x^T P x = ``xPx``)."""
     return Px.itemsize == 4 and xPx > CAREFUL * lam
 
+
 @inline_kernel
 def _reads(x, w, Px):
     """A step's O(d) reads of x, w and Px = P x, in float64 and in one pass:
