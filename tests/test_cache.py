@@ -211,5 +211,5 @@ def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
     reached = {m.__name__.rsplit(".", 1)[1] for m in selective_block._KERNEL_DEPENDENCIES}
     assert {"selective", "guards", "linalg"} <= reached
     reached = {m.__name__.rsplit(".", 1)[1] for m in pa._KERNEL_DEPENDENCIES}
-    assert {"mores", "linalg"} <= reached
+    assert {"mores", "linalg", "eigen"} <= reached
     assert guards and linalg and prior  # imported: the modules exist

@@ -1,4 +1,4 @@
-"""The allocation-free linear algebra of edgereg._kernels.linalg against NumPy."""
+"""The allocation-free linear algebra of edgereg._kernels.linalg and .eigen against NumPy."""
 
 from __future__ import annotations
 
@@ -7,17 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgereg._kernels.linalg import (
+from edgereg._kernels.eigen import (
     apply_reflectors,
+    jacobi_eigh,
+    shifted_tridiagonal_solve,
+    tridiagonalize,
+)
+from edgereg._kernels.linalg import (
     cholesky,
     invert_upper_in_place,
-    jacobi_eigh,
     set_identity,
     shifted_cholesky,
-    shifted_tridiagonal_solve,
     spd_inverse,
     symv,
-    tridiagonalize,
     upper_cholesky_in_place,
 )
 

@@ -381,7 +381,8 @@ def test_pa_scalar_mode_shapes_and_validation():
 def test_pd_certificate_never_skips_a_clip(m, seed, lam_min):
     """When E is certified positive definite, Jacobi finds no negative eigenvalue
     (so skipping it leaves E bit for bit as the clip would); clear cases are certified."""
-    from edgereg._kernels.linalg import jacobi_eigh, set_identity
+    from edgereg._kernels.eigen import jacobi_eigh
+    from edgereg._kernels.linalg import set_identity
     from edgereg._kernels.mores import _PSD_MARGIN, _certainly_positive_definite
 
     rng = np.random.default_rng(seed)

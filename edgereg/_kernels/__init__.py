@@ -1,7 +1,8 @@
 """Every compiled function of edgereg, one module per family, no classes.
 
-``linalg`` holds the shared linear algebra (Cholesky, triangular and
-tridiagonal solves, the symmetric mat-vec, Jacobi), ``dtype`` the helpers
+``linalg`` holds the shared linear algebra (Cholesky, triangular solves,
+the symmetric mat-vec), ``eigen`` MORES's Jacobi eigensolver and
+tridiagonal solves, ``dtype`` the helpers
 that keep a float32 model's arithmetic in float32; each family's step and
 block kernels are in ``dfop`` (with ``guards``, the admission checks, and
 ``prior``, the bound on P), ``sparse`` (with ``hashing``, the generator of

@@ -5,7 +5,7 @@ and the structure S of a multi-output linear model by alternating minimisation
 (its W-step solved through a tridiagonalisation of M and shifted tridiagonal
 solves, its S- and Omega-steps through Jacobi eigendecompositions); SOMOR and
 the passive-aggressive PA-I/II are its cheap linear relatives. The linear
-algebra is ``_kernels/linalg.py``; the derivation and the numerical care are
+algebra is ``_kernels/eigen.py`` and ``linalg.py``; the derivation and the numerical care are
 docs/design/mores.md.
 """
 
@@ -14,18 +14,21 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, recompile_with
+from . import eigen as _eigen_module
 from . import linalg as _linalg_module
-from .linalg import (
+from .eigen import (
     add_rows,
     apply_reflectors,
-    cholesky,
     jacobi_eigh,
+    shifted_tridiagonal_solve,
+    tridiagonalize,
+)
+from .linalg import (
+    cholesky,
     multiply_transposed,
     set_identity,
     shifted_cholesky,
-    shifted_tridiagonal_solve,
     spd_inverse,
-    tridiagonalize,
 )
 
 OK = 0
@@ -474,5 +477,5 @@ def _mores_learn_many(X, Y, out, A, counts, work, hyper, codes):
     return -1
 
 
-# Kernels here call linalg's: recompile them when linalg.py changes (see _jit).
-recompile_with(globals(), _linalg_module)
+# Kernels here call linalg's and eigen's: recompile them when those change (see _jit).
+recompile_with(globals(), _linalg_module, _eigen_module)
