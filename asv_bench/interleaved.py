@@ -50,10 +50,16 @@ many("MORES learn_many d=10 m=3", lambda: edgereg.MORES(10, 3), X, Y)
 many("SOMOR learn_many d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y)
 many("PARegressor learn_many d=10 m=3", lambda: edgereg.PARegressor(10, 3), X, Y)
 one("SOMOR learn_one d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y, n=20_000)
+def sampler(d):  # the SPEC switch test in every commit (the e-process is the default from 17)
+    try:
+        return edgereg.SelectiveSampler(d, switch_test="spec")
+    except TypeError:
+        return edgereg.SelectiveSampler(d)
+
 for d in (10, 50):
     X, yy, _ = streams.switch_stream(20_000, d, switch_at=[10_000], distance=2.0, seed=1)
-    many(f"SelectiveSampler learn_many d={d}", lambda: edgereg.SelectiveSampler(d), X, yy)
-one("SelectiveSampler learn_one d=10", lambda: edgereg.SelectiveSampler(10),
+    many(f"SelectiveSampler learn_many d={d}", lambda: sampler(d), X, yy)
+one("SelectiveSampler learn_one d=10", lambda: sampler(10),
     *streams.switch_stream(20_000, 10, switch_at=[10_000], distance=2.0, seed=1)[:2], n=20_000)
 X = np.zeros((20_000, 1000)); idx = rng.integers(0, 1000, size=(20_000, 10))
 np.put_along_axis(X, idx, 1.0, axis=1); y = X[:, :5].sum(axis=1)
