@@ -105,9 +105,24 @@ class OnlineModel:
     dtype: np.dtype
     on_invalid: str
 
+    #: The class that ``forgetting="auto"`` makes of this one (issue 16:
+    #: ``DFOP(..., forgetting="auto")`` is a DFOPBank). Read for the class
+    #: that sets it only, not for its subclasses (RLS, the banks themselves).
+    _auto_bank: ClassVar[str | None] = None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _REGISTRY[cls.__name__] = cls
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        bank = cls.__dict__.get("_auto_bank")
+        if bank is not None:
+            names = list(inspect.signature(cls.__init__).parameters)[1:]  # after self
+            at = names.index("forgetting")
+            forgetting = args[at] if len(args) > at else kwargs.get("forgetting")
+            if isinstance(forgetting, str) and forgetting == "auto":
+                cls = model_class(bank)
+        return object.__new__(cls)
 
     # ------------------------------------------------------------------ state
     def _init_common(self, n_features: int, dtype: Any, on_invalid: str) -> None:

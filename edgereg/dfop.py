@@ -250,14 +250,7 @@ class DFOP(OnlineModel):
     0.9967
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        """``DFOP(..., forgetting="auto")`` is a :class:`edgereg.DFOPBank` (issue 16)."""
-        forgetting = args[1] if len(args) > 1 else kwargs.get("forgetting")
-        if cls is DFOP and isinstance(forgetting, str) and forgetting == "auto":
-            from .bank import DFOPBank
-
-            cls = DFOPBank
-        return super().__new__(cls)
+    _auto_bank = "DFOPBank"  # DFOP(..., forgetting="auto")
 
     def __init__(
         self,

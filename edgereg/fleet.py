@@ -200,14 +200,7 @@ class Fleet(OnlineModel):
            [ 1., -1.]])
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        """``Fleet(..., forgetting="auto")`` is a :class:`edgereg.bank.FleetBank` (issue 16)."""
-        forgetting = args[2] if len(args) > 2 else kwargs.get("forgetting")
-        if cls is Fleet and isinstance(forgetting, str) and forgetting == "auto":
-            from .bank import FleetBank
-
-            cls = FleetBank
-        return super().__new__(cls)
+    _auto_bank = "FleetBank"  # Fleet(..., forgetting="auto")
 
     def __init__(
         self,

@@ -180,14 +180,7 @@ class SparseDFOP(DFOP):
     35688
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        """``SparseDFOP(..., forgetting="auto")`` is a SparseDFOPBank (issue 16)."""
-        forgetting = args[2] if len(args) > 2 else kwargs.get("forgetting")
-        if cls is SparseDFOP and isinstance(forgetting, str) and forgetting == "auto":
-            from .sparse_bank import SparseDFOPBank
-
-            cls = SparseDFOPBank
-        return object.__new__(cls)
+    _auto_bank = "SparseDFOPBank"  # SparseDFOP(..., forgetting="auto")
 
     def __init__(
         self,
