@@ -5,8 +5,8 @@ and the structure S of a multi-output linear model by alternating minimisation
 (its W-step solved through a tridiagonalisation of M and shifted tridiagonal
 solves, its S- and Omega-steps through Jacobi eigendecompositions); SOMOR and
 the passive-aggressive PA-I/II are its cheap linear relatives. The linear
-algebra is ``_kernels/eigen.py`` and ``linalg.py``; the derivation and the numerical care are
-docs/design/mores.md.
+algebra is ``_kernels/eigen.py`` and ``linalg.py``; the derivation and the
+numerical care are docs/design/mores.md.
 """
 
 from __future__ import annotations
