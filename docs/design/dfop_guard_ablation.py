@@ -1,9 +1,10 @@
-"""What each guard of DFOP's block kernel costs: variants of ``_dfop_learn_many`` by text.
+"""What each guard of DFOP's block kernel costs: variants of its row loop by text.
 
     python docs/design/dfop_guard_ablation.py [d] [rounds]
 
-Each variant is the installed kernel's source with one piece changed (the
-substitution must match, or the script stops), compiled with numba and timed
+Each variant is the installed row loop's source (``_learn_many_in``, which
+``_dfop_learn_many`` runs in the arithmetic's dtype) with one piece changed
+(the substitution must match, or the script stops), compiled with numba and timed
 in this one process, interleaved over the rounds (best of 3 per round, best
 over rounds), 10^5 rows of Gaussian inputs, mu = 0.01. Variants that drop a
 guard are wrong on hostile inputs: they measure what the guard costs, they
@@ -15,8 +16,11 @@ from numba import njit
 import edgereg
 from edgereg._kernels import dfop as K
 
-src = textwrap.dedent(inspect.getsource(K._dfop_learn_many.py_func))
-src = src[src.index("def "):]
+def source(f):
+    s = textwrap.dedent(inspect.getsource(f.py_func))
+    return s[s.index("def "):]
+
+src = source(K._learn_many_in)
 
 def variant(name, *subs):
     s = src
@@ -25,18 +29,25 @@ def variant(name, *subs):
         s = s.replace(a, b)
     ns = dict(vars(K))
     exec(s, ns)
+    ns["_learn_many_in"] = njit(ns["_learn_many_in"])
+    exec(source(K._dfop_learn_many), ns)  # the entry, calling this variant
     return name, njit(ns["_dfop_learn_many"])
 
+NO_MAXIMA = ("        yhat, xPx, big, wbig = _reads(x, w, Px)\n",
+             "        yhat = 0.0\n        xPx = 0.0\n        big = 0.0\n        wbig = 0.0\n"
+             "        for j in range(d):\n            yhat += np.float64(w[j]) * x[j]\n"
+             "            xPx += np.float64(x[j]) * Px[j]\n")
+OLD_CHECK = ("        verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)",
+             "        verdict = _APPLY if (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0) else 1")
+NO_DIAGONAL = ("            verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)",
+               "            verdict = _APPLY")
 variants = [variant("current")]
-variants.append(variant("no big/wbig",
-    ("            a = abs(Px[j])\n            big = a if a > big else big\n            b = abs(wj)\n            wbig = b if b > wbig else wbig\n", "")))
-variants.append(variant("no admit (old check)",
-    ("        verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)",
-     "        verdict = _APPLY if (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den) and den > 0.0) else 1")))
+variants.append(variant("no big/wbig", NO_MAXIMA))
+variants.append(variant("no admit (old check)", OLD_CHECK))
 variants.append(variant("no diag proof (always verdict)",
     ("            proven = 0.0 < pmin and (big * big) * c <= pmin", "            proven = False")))
-variants.append(variant("never check diag",
-    ("            verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)", "            verdict = _APPLY")))
+variants.append(variant("never check diag", NO_DIAGONAL))
+variants.append(variant("unguarded (0e7a520's check only)", NO_MAXIMA, OLD_CHECK, NO_DIAGONAL))
 variants.append(variant("no pmax gate (the reset's scan every step)",
     ("pmax > cap and _reset_unexcited(", "_reset_unexcited(")))
 
