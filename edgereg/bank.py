@@ -71,7 +71,7 @@ class DFOPBankState(NamedTuple):
 class DFOPBankWork(NamedTuple):
     """The bank's workspace: the members' scratch and constants, the bank's, its scratch."""
 
-    scratch: np.ndarray  # float64 (K, 3d): each member's DFOP scratch
+    scratch: np.ndarray  # float64 (K, 3s): each member's DFOP scratch (dfop.scratch_stride)
     member_hyper: np.ndarray  # float64 (K, 2): each member's mu, p0
     member_codes: np.ndarray  # int64 (K, 3): each member's period, keep_prior, skip
     hyper: np.ndarray  # float64 (2,): eta, alpha (_kernels/bank.py)
@@ -304,10 +304,10 @@ class DFOPBank(BankModel, DFOP):
 
     Notes
     -----
-    Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3d + 10)
-    float64, each member's rounded up to 8), plus 2K + 9 float64 and the
-    predictions of a chunk of 32 rows per member: ``nbytes()``. d = 10,
-    K = 6: 8.9 KB in float64 (1.1 KB for one DFOP).
+    Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3s + 10)
+    float64 with s = d rounded up to 8, each member's rounded up to 8), plus
+    2K + 9 float64 and the predictions of a chunk of 32 rows per member:
+    ``nbytes()``. d = 10, K = 6: 10.1 KB in float64 (1.3 KB for one DFOP).
 
     A sample is invalid for the bank (raise or skip, as ``on_invalid``
     says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid

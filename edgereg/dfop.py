@@ -70,10 +70,10 @@ class DFOPState(NamedTuple):
 
 
 class DFOPWork(NamedTuple):
-    """DFOP's workspace: scratch (3d float64, whatever the dtype; no meaning
+    """DFOP's workspace: scratch (3s float64, whatever the dtype; no meaning
     between calls) and the kernels' constants, filled from the parameters."""
 
-    scratch: np.ndarray  # float64 (3d,): P x, P_new x_next, the refresh vector v
+    scratch: np.ndarray  # float64 (3s,): P x, P_new x_next, v, every s = scratch_stride(d)
     hyper: np.ndarray  # float64 (N_HYPER,): mu, p0 (index names in _kernels/dfop.py)
     codes: np.ndarray  # int64 (N_CODES,): period, keep_prior, skip
 
@@ -233,8 +233,9 @@ class DFOP(OnlineModel):
 
     Notes
     -----
-    Memory: d^2 + d values of ``dtype`` plus 3d + 5 float64/int64 scratch and
-    counters (and 5 float64 constants), fixed at construction (d = 10: 1.1 KB in float64; d = 200:
+    Memory: d^2 + d values of ``dtype`` plus 3s + 5 float64/int64 scratch and
+    counters, s = d rounded up to 8 (and 5 float64 constants), fixed at
+    construction (d = 10: 1.3 KB in float64; d = 200:
     327 KB in float64, 166 KB in float32).
 
     Examples

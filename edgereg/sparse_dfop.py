@@ -69,7 +69,7 @@ class SparseDFOPState(NamedTuple):
 class SparseDFOPWork(NamedTuple):
     """SparseDFOP's workspace: DFOP's (on psi) and the projection's scratch."""
 
-    scratch: np.ndarray  # float64 (3d,): DFOP's scratch
+    scratch: np.ndarray  # float64 (3s,): DFOP's scratch (dfop.scratch_stride)
     hyper: np.ndarray  # float64: DFOP's constants (index names in _kernels/dfop.py)
     codes: np.ndarray  # int64: DFOP's integer options
     psi: np.ndarray  # (d,) psi = M x
@@ -158,10 +158,10 @@ class SparseDFOP(DFOP):
     increasing column index, so every input form gives bit-identical results.
 
     Memory (float64; the d-sized arrays halve for float32): ``hashed`` and
-    ``rademacher``: 8 (d^2 + 38 d) + 40 + 64 ceil(d / 8) bytes (d = 100:
-    111.3 KB, for any D; 32 d 8 of it is the chunk buffer of
-    :meth:`learn_many`); ``gaussian``: that plus 8 D d bytes (D = 1000,
-    d = 100: 0.91 MB; D = 10^6: 800 MB).
+    ``rademacher``: 8 (d^2 + 35 d + 3 s) + 80 + 64 ceil(d / 8) bytes, s = d
+    rounded up to 8 (d = 100: 111.4 KB, for any D; 32 d 8 of it is the chunk
+    buffer of :meth:`learn_many`); ``gaussian``: that plus 8 D d bytes (D =
+    1000, d = 100: 0.91 MB; D = 10^6: 800 MB).
 
     Per-step cost of the projection: ``gaussian`` reads nnz columns; ``hashed``
     computes 2 d 32-bit hashes and d ziggurat draws per non-zero, 8 at a time;

@@ -150,9 +150,10 @@ def test_auto_is_a_bank_everywhere_a_dfop_is_built():
 def test_memory_is_stated_and_fixed():
     model = DFOP(10, "auto")
     K, d = len(DEFAULT_GRID), 10
-    stride = -(-(3 * d + 10) // 8) * 8  # a member's DFOP block, padded to 64 bytes
+    s = -(-d // 8) * 8  # DFOP's scratch stride (dfop.scratch_stride)
+    stride = -(-(3 * s + 10) // 8) * 8  # a member's DFOP block, padded to 64 bytes
     expected = 8 * K * (d + 1) * d + 8 * (9 + 2 * K + K * stride + K * 32)
-    assert model.nbytes() == expected == 8_904
+    assert model.nbytes() == expected == 10_056
     X, y = _stream("regression", n=2000, d=10)
     model.learn_many(X, y)
     assert model.nbytes() == expected

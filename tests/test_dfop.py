@@ -14,6 +14,7 @@ from reference import (
 )
 
 from edgereg import DFOP, RLS
+from edgereg._jit import python_function
 from edgereg._kernels import dfop as K
 from edgereg._kernels.dfop import _GAIN_BY_SQRT_FROM, _dfop_learn_many
 from edgereg.dfop import refresh_period
@@ -378,7 +379,7 @@ def test_kernel_is_callable_without_the_class():
     PW = np.zeros((d + 1, d))
     PW[:d] = 100.0 * np.eye(d)
     L = np.zeros(K.N_LEARNT)
-    work = np.zeros(3 * d)
+    work = np.zeros(3 * python_function(K.scratch_stride)(d))  # each vector 64-byte aligned
     hyper = np.zeros(K.N_HYPER)
     hyper[K.MU], hyper[K.P0] = 0.01, 100.0
     codes = np.zeros(K.N_CODES, dtype=np.int64)

@@ -8,6 +8,9 @@ Run from the repository root::
    placed at offsets 0..7 floats from a 64-byte boundary, at d = 10, 50, 200.
 2. The same for PW (P and w), offsets 0, 2, 4, 6 floats.
 3. A DFOPBank (6 members) against its members run alone as plain DFOPs.
+4. The block B placed at every 128-byte offset of a 4 KiB page (P right
+   before it, as DFOP allocates them), d = 10 and 50: samples/s, the
+   slowest, median and fastest placement.
 
 Measured (2-core AMD EPYC Zen 3, AVX2), ns per row, best of 7:
 B offset: d = 10, 16-byte aligned 90-92, else 105-106; d = 50, 16-byte
@@ -18,6 +21,17 @@ depends on where malloc put its blocks (large blocks come from mmap and
 happened to be 64-byte aligned in these runs). The bank aligns A and each
 member's block (``_kernels/bank.py``): at d = 50 it went from 1.18x to
 0.98x the time of its members run alone.
+
+4 (2026-11-26, AMD EPYC Zen 4, AVX-512). Until then the scratch vectors
+followed each other every d floats, so in a 64-byte aligned B the fused
+pass's accumulator (B + 8d bytes) started 16 bytes into a cache line at
+d = 10 and 50. Measured at ccb6cdd with the same sweep (20,000 rows,
+samples/s): d = 10, 7.5-8.5 M at every offset; d = 50, 1.4 M, but 0.85-1.0 M
+wherever the accumulator straddled a page (B at 3,300-3,700 bytes into it:
+one allocation in ten). Each vector now starts every ``scratch_stride(d)``
+floats (d rounded up to 8), so 64-byte aligned: d = 10, 12.4-13.7 M at
+most offsets (about 9.3 M with B in the page's first 256 bytes: not
+explained); d = 50, 1.4-1.5 M at every offset.
 """
 import time
 
@@ -68,6 +82,24 @@ def offsets(d, which, choices):
           {o: round(t / n * 1e9) for o, t in best.items()}, flush=True)
 
 
+def page_sweep(d):
+    X, y = stream(d, 20_000)
+    model = DFOP(d, 0.01)
+    model.learn_many(X[:10], y[:10])
+    nP, nB = model._PW.size, model._B.size
+    raw = aligned_zeros(4096 // 8 * 3 + nP + nB)
+    skip = -raw.__array_interface__["data"][0] % 4096 // 8  # raw[skip] starts a page
+    speeds = []
+    for off in range(0, 4096, 128):
+        start = skip + off // 8 + 4096 // 8 - nP % (4096 // 8)  # B at `off` into a page
+        PW = raw[start : start + nP].reshape(model._PW.shape)
+        B = raw[start + nP :][:nB]
+        speeds.append(len(y) / min(run(model, X, y, B, PW) for _ in range(3)))
+    s = np.array(speeds) / 1e6
+    print(f"d = {d}, B at every 128 bytes of a page: {s.min():.2f} / {np.median(s):.2f} / "
+          f"{s.max():.2f} M samples/s (slowest / median / fastest)", flush=True)
+
+
 def bank_against_members(d):
     X, y = stream(d, ROWS[d])
     bank = DFOP(d, "auto")
@@ -99,3 +131,5 @@ if __name__ == "__main__":
         offsets(d, "PW", (0, 2, 4, 6))
     for d in (10, 50):
         bank_against_members(d)
+    for d in (10, 50):
+        page_sweep(d)

@@ -100,7 +100,8 @@ def _reads(x, w, Px):
 #   L      float64 (N_LEARNT,): FORGOTTEN, then 4 int64 counters stored as
 #          their bits at COUNTS.. (learnt, skipped, steps since refresh,
 #          next refresh coordinate)                                 (learnt)
-#   work   float64 (3d,): P x, P_new x_next, the refresh vector v   (scratch)
+#   work   float64 (3s,): P x, P_new x_next, the refresh vector v,   (scratch)
+#          each starting every s = scratch_stride(d) floats (_scratch_views)
 #   hyper  float64 (N_HYPER,) and codes int64 (N_CODES,), named below
 # (CONVENTIONS.md, "One way to call a kernel"). A model built on DFOP may
 # append its own entries to hyper and codes after these.
@@ -113,10 +114,35 @@ N_LEARNT = 5
 
 
 @inline_kernel
+def scratch_stride(d):
+    """Floats from one scratch vector's start to the next: d rounded up to 8.
+
+    In a 64-byte aligned block every vector then starts 64-byte aligned. With
+    a stride of d, the fused pass's accumulator (read and written on every
+    row of P) started 16 bytes into a cache line at d = 10 and 50: at d = 10
+    DFOP's learn_many ran at 0.6x of the aligned layout wherever the block
+    landed, at d = 50 at 0.6-0.7x whenever the accumulator straddled a 4 KiB
+    page (one allocation in ten), docs/design/alignment_study.py.
+    """
+    return (d + 7) // 8 * 8
+
+
+@inline_kernel
+def _scratch_views(work, d):
+    """Px, the pass's accumulator P_new x_next and the refresh vector v: the
+    three d-vectors of the scratch ``work``, each at a multiple of
+    ``scratch_stride(d)`` entries (of work's dtype: a float32 view of the
+    float64 block keeps its three vectors in the block's first half, clear
+    of the float64 Px of a careful step, the block's third vector)."""
+    s = scratch_stride(d)
+    return work[:d], work[s : s + d], work[2 * s : 2 * s + d]
+
+
+@inline_kernel
 def packed_size(d):
     """Length of learn_one's float64 block B for dimension d (``_packed_views``;
     from Python: ``_jit.python_function(packed_size)``)."""
-    return 3 * d + N_LEARNT + N_HYPER + N_CODES
+    return 3 * scratch_stride(d) + N_LEARNT + N_HYPER + N_CODES
 
 
 @inline_kernel
@@ -124,7 +150,7 @@ def _packed_views(B, d):
     """work, L, hyper, codes: views of learn_one's one float64 block B (codes
     as int64 bits), one block so that a call from Python unboxes 4 arrays
     (each costs ~50 ns, measured). The class makes its views with this too."""
-    a = 3 * d
+    a = 3 * scratch_stride(d)
     b = a + N_LEARNT
     c = b + N_HYPER
     return B[:a], B[a:b], B[b:c], B[c : c + N_CODES].view(np.int64)
@@ -226,14 +252,15 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
     p0 = hyper[P0]
     mu = hyper[MU]
     cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
-    Px64 = work[2 * d : 3 * d]  # float32's careful steps (beyond its float32 views)
+    Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
     if _float32_arithmetic(d, P):
-        scratch = scratch_of(work, P)  # Px and v in float32
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, scratch[:d], cap, p0, Px64)
-        _after_step(status, mu, w, P, L, scratch[2 * d : 3 * d], p0, codes)
+        Px, _, v = _scratch_views(scratch_of(work, P), d)  # in float32
+        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        _after_step(status, mu, w, P, L, v, p0, codes)
     else:
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, work[:d], cap, p0, Px64)
-        _after_step(status, mu, w, P, L, work[2 * d : 3 * d], p0, codes)
+        Px, _, v = _scratch_views(work, d)
+        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        _after_step(status, mu, w, P, L, v, p0, codes)
     return yhat, status
 
 
@@ -351,7 +378,7 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t (:func:`_learn_many_in`)."""
     d = X.shape[1]
     P = PW[:d]
-    Px64 = work[2 * d : 3 * d]  # float32's careful steps (beyond its float32 views)
+    Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
     if _float32_arithmetic(d, P):
         return _learn_many_in(X, Y, MU, out, PW, L, scratch_of(work, P), Px64, hyper, codes)
     return _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes)
@@ -382,9 +409,8 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
     P = PW[:d]
     forgotten = L[FORGOTTEN : FORGOTTEN + 1]
     counts = _counters(L)
-    Px = work[:d]
-    v = work[2 * d : 3 * d]
-    work = work[d : 2 * d]  # the pass accumulates P_new x_next here, then swaps with Px
+    # The pass accumulates P_new x_next in ``work``, then swaps it with Px.
+    Px, work, v = _scratch_views(work, d)
     p0 = hyper[P0]
     period = codes[PERIOD]
     keep_prior = codes[KEEP_PRIOR] != 0
