@@ -26,9 +26,12 @@ member's block (``_kernels/bank.py``): at d = 50 it went from 1.18x to
 followed each other every d floats, so in a 64-byte aligned B the fused
 pass's accumulator (B + 8d bytes) started 16 bytes into a cache line at
 d = 10 and 50. Measured at ccb6cdd with the same sweep (20,000 rows,
-samples/s): d = 10, 7.5-8.5 M at every offset; d = 50, 1.4 M, but 0.85-1.0 M
-wherever the accumulator straddled a page (B at 3,300-3,700 bytes into it:
-one allocation in ten). Each vector now starts every ``scratch_stride(d)``
+samples/s; the scratch alone at each offset, L, hyper and codes in arrays
+of their own): d = 10, 7.5-8.5 M at every offset; d = 50, 1.4 M, but
+0.85-1.0 M wherever the accumulator straddled a page (B at 3,300-3,700 bytes
+into it: one allocation in ten). Through the class, in one process
+(asv_bench/same_process.py ccb6cdd): 1.12-1.25x at d = 10, 1.13-1.14x at
+d = 50. Each vector now starts every ``scratch_stride(d)``
 floats (d rounded up to 8), so 64-byte aligned: d = 10, 12.4-13.7 M at
 most offsets (about 9.3 M with B in the page's first 256 bytes: not
 explained); d = 50, 1.4-1.5 M at every offset.

@@ -119,10 +119,11 @@ def scratch_stride(d):
 
     In a 64-byte aligned block every vector then starts 64-byte aligned. With
     a stride of d, the fused pass's accumulator (read and written on every
-    row of P) started 16 bytes into a cache line at d = 10 and 50: at d = 10
-    DFOP's learn_many ran at 0.6x of the aligned layout wherever the block
-    landed, at d = 50 at 0.6-0.7x whenever the accumulator straddled a 4 KiB
-    page (one allocation in ten), docs/design/alignment_study.py.
+    row of P) started 16 bytes into a cache line at d = 10 and 50: DFOP's
+    learn_many ran at 0.80-0.89x of this layout at d = 10 and 0.87-0.88x at
+    d = 50 (in one process, asv_bench/same_process.py), and at d = 50 at
+    0.6-0.7x whenever the accumulator straddled a 4 KiB page, one allocation
+    in ten (docs/design/alignment_study.py).
     """
     return (d + 7) // 8 * 8
 
