@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel, index_faults, ring_record, symmetric_faults
+from ._base import OnlineModel, aligned_zeros, block_at, index_faults, ring_record, symmetric_faults
 from ._jit import python_function
 from ._kernels.eprocess import (
     _G_LAST,
@@ -127,8 +127,10 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     E = np.zeros(nE, dtype=np.float64)
     if eprocess:
         python_function(eprocess_init)(E, d, eprocess_span(d))
-    Z = np.zeros(nZ, dtype=dtype)
-    F = np.zeros(nF, dtype=np.float64)
+    # Both 64-byte aligned, F's vectors each on cache lines of their own
+    # (scratch_stride); x_next stays d entries after x (docs/design/selective.md).
+    Z = aligned_zeros(nZ, dtype)
+    F = aligned_zeros(nF)
     (w, P, demo_w, demo_factor, window_X, window_y, switches, counts, x, x_next, px, acc, hx,
      cache, screen) = python_function(_selective_views)(A, N, Z, F, d)
     P[np.diag_indices(d)] = 1.0
@@ -239,16 +241,18 @@ class SelectiveSampler(OnlineModel):
     -----
     Memory, fixed at construction: 2 d^2 + (C + 4) d + C values of
     ``dtype`` (C = window_max for "spec", 0 for "eprocess"), 3 d^2 + 3 d + 24
-    float64 of the e-process test ("eprocess"), 3 d + 16 float64 of
-    scratch and cache, plus 592 bytes of counters and switch record
-    (float64, d = 10: 5.8 KB with "eprocess", 179 KB with "spec" and
-    window_max = 2000). Time per round O(d^2): the product A^{-1} x
-    (fused into the previous update when that round learnt), a
-    Sherman-Morrison update on queried rounds, the demo rebuilds,
-    O(d^2 / rebuild_every) amortised, and the demo's ||V^T x||^2 (d^2 / 2)
-    on the rounds where the switch test needs it (every round in
-    ``learn_one``/``process_one``; in the block methods only when its cheap
-    bounds do not decide, rarely on a stationary stream).
+    float64 of the e-process test ("eprocess"), 3 s + 16 float64 of
+    scratch and cache (s = d rounded up to 8: each scratch vector on cache
+    lines of its own), plus 664 bytes of counters, switch record and the
+    kernels' hyper-parameters (float64, d = 10: 5.9 KB with "eprocess",
+    179 KB with "spec" and window_max = 2000; ``nbytes()``). Time per
+    round O(d^2): the product A^{-1} x (fused into the previous update when
+    that round learnt), a Sherman-Morrison update on queried rounds, the
+    demo rebuilds, O(d^2 / rebuild_every) amortised, and the demo's
+    ||V^T x||^2 (d^2 / 2) on the rounds where the switch test needs it
+    (every round in ``learn_one``/``process_one``; in the block methods
+    only when its cheap bounds do not decide, rarely on a stationary
+    stream).
 
     Examples
     --------
@@ -353,8 +357,17 @@ class SelectiveSampler(OnlineModel):
     def _bind_state(self) -> None:
         s, k = self._state, self._work
         # The kernels' blocks after the inputs: A, N, E, Z, F, hyper, codes.
-        self._blocks = (s.w.base, s.counts.base, s.switch_test, k.x.base, k.px.base, k.hyper,
-                        k.codes)
+        *_, nZ, nF = selective_sizes(self.n_features, self._window_capacity,
+                                     s.switch_test.shape[0] > 0)
+        # Z and F are views of aligned_zeros' larger blocks: found again by size.
+        self._blocks = (s.w.base, s.counts.base, s.switch_test, block_at(k.x, nZ),
+                        block_at(k.px, nF), k.hyper, k.codes)
+
+    def nbytes(self) -> int:
+        """Bytes of the kernels' blocks (every field is a view of one of them),
+        F's padding between its vectors included; as for every model, not the
+        <= 64 bytes before a block that align it."""
+        return int(sum(block.nbytes for block in self._blocks))
 
     # ------------------------------------------------------------ attributes
     @property

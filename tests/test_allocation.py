@@ -92,3 +92,20 @@ def test_keep_prior_false_resets_allocate_nothing_per_step():
     one = _allocs(lambda: model.learn_one(X[11], y[11]))
     many = _allocs(lambda: [model.learn_one(X[t], y[t]) for t in range(12, 212)])
     assert many[0] == 200 * one[0] and many[0] == many[1], (one, many)
+
+
+def test_documented_memory_tables_are_nbytes():
+    # README's and the Pi guide's memory tables are what `python
+    # examples/raspberry_pi.py --memory-table` prints from nbytes() today: a
+    # layout change that moves a figure must move them too.
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    path = root / "examples" / "raspberry_pi.py"
+    spec = importlib.util.spec_from_file_location("raspberry_pi", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    table = example.memory_table()
+    for doc in ("README.md", "docs/raspberry_pi.md"):
+        assert table in (root / doc).read_text(encoding="utf-8"), f"{doc}: memory table is stale"

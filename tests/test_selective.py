@@ -667,3 +667,31 @@ def test_a_state_file_from_before_the_eprocess_resumes_with_the_spec_test(tmp_pa
     assert resumed.switch_test == "spec"
     np.testing.assert_array_equal(resumed.process_many(X[2000:], y[2000:])[0],
                                   m.process_many(X[2000:], y[2000:])[0])
+
+
+@pytest.mark.parametrize("d", [2, 8, 10, 13])
+@pytest.mark.parametrize("kw", [{}, {"switch_test": "spec"}, {"detect_switch": False},
+                                {"dtype": "float32"}])
+def test_memory_is_as_documented(d, kw):
+    # The class docstring's formula, padding of the aligned scratch included
+    # (s = d rounded up to 8), and the same after learning.
+    m = SelectiveSampler(d, **kw)
+    item = 4 if kw.get("dtype") == "float32" else 8
+    C = m.window_max if kw.get("switch_test") == "spec" else 0
+    eprocess = kw.get("detect_switch", True) and kw.get("switch_test", "eprocess") == "eprocess"
+    s = (d + 7) // 8 * 8
+    expected = ((2 * d * d + (C + 4) * d + C) * item + (8 * (3 * d * d + 3 * d + 24) if eprocess
+                else 0) + 8 * (3 * s + 16) + 664)
+    assert m.nbytes() == expected
+    X, y, _ = switch_stream(300, d, switch_at=[150], distance=2.0, seed=1)
+    m.learn_many(X, y)
+    assert m.nbytes() == expected
+
+
+def test_scratch_vectors_start_on_cache_lines():
+    # The fused pass's accumulator (and Px, hx) each start 64-byte aligned, x too
+    # (docs/design/selective.md: the layout lottery they remove).
+    for d in (3, 10, 50):
+        m = SelectiveSampler(d)
+        for name in ("x", "px", "acc", "hx"):
+            assert getattr(m._work, name).__array_interface__["data"][0] % 64 == 0, (d, name)

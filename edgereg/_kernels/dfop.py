@@ -26,6 +26,7 @@ from . import linalg as _linalg_module
 from . import prior as _prior_module
 from .dtype import like, scratch_of
 from .guards import _APPLY, _CHECK_DIAGONAL, _admit, _diagonal_verdict, _rare_den, _set_prior
+from .linalg import scratch_stride
 from .linalg import symv as _symv
 from .prior import (
     MAX_VARIANCE,
@@ -111,21 +112,6 @@ PERIOD, KEEP_PRIOR, SKIP = 0, 1, 2
 N_CODES = 3
 FORGOTTEN, COUNTS = 0, 1
 N_LEARNT = 5
-
-
-@inline_kernel
-def scratch_stride(d):
-    """Floats from one scratch vector's start to the next: d rounded up to 8.
-
-    In a 64-byte aligned block every vector then starts 64-byte aligned. With
-    a stride of d, the fused pass's accumulator (read and written on every
-    row of P) started 16 bytes into a cache line at d = 10 and 50: DFOP's
-    learn_many ran at 0.80-0.89x of this layout at d = 10 and 0.87-0.88x at
-    d = 50 (in one process, asv_bench/same_process.py), and at d = 50 at
-    0.6-0.7x whenever the accumulator straddled a 4 KiB page, one allocation
-    in ten (docs/design/alignment_study.py).
-    """
-    return (d + 7) // 8 * 8
 
 
 @inline_kernel

@@ -31,6 +31,7 @@ from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _diagonal_slack,
     _update_fits,
 )
+from .linalg import scratch_stride
 
 OK = 0
 INVALID = 1
@@ -83,8 +84,9 @@ _BRACKET_FROM = 64
 #   E  learnt, float64: the e-process switch test (_kernels/eprocess.py; empty
 #      when that test is off)
 #   Z  scratch, the dtype: x, x_next (normalised inputs)
-#   F  float64: Px, acc, hx (scratch), then the cache and the screen (bounds
-#      that carry over between calls but decide nothing)
+#   F  float64, 64-byte aligned: Px, acc, hx (scratch), each starting every
+#      scratch_stride(d) floats, then the cache and the screen (bounds that
+#      carry over between calls but decide nothing)
 # (``_selective_views``; the class makes its state and workspace from it).
 _H_KAPPA, _H_DELTA = range(2)
 _N_HYPER = 2
@@ -113,10 +115,11 @@ def _selective_views(A, N, Z, F, d):
     window_y = A[o + cap * d : o + cap * d + cap]
     switches = N[:SWITCH_RECORD]
     counts = N[SWITCH_RECORD : SWITCH_RECORD + _N_COUNTS]
-    cache = F[3 * d : 3 * d + _N_CACHE]
-    screen = F[3 * d + _N_CACHE : 3 * d + _N_CACHE + _N_SCREEN]
+    s = scratch_stride(d)  # F's vectors each start 64-byte aligned
+    cache = F[3 * s : 3 * s + _N_CACHE]
+    screen = F[3 * s + _N_CACHE : 3 * s + _N_CACHE + _N_SCREEN]
     return (w, P, hw, G, window_X, window_y, switches, counts, Z[:d], Z[d : 2 * d],
-            F[:d], F[d : 2 * d], F[2 * d : 3 * d], cache, screen)
+            F[:d], F[s : s + d], F[2 * s : 2 * s + d], cache, screen)
 
 
 @inline_kernel
@@ -140,7 +143,8 @@ def _eprocess_options(codes, E):
 def selective_sizes(d, window_max, eprocess):
     """Lengths of the blocks A, N, E, Z, F."""
     return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS,
-            eprocess_size(d, True) if eprocess else 0, 2 * d, 3 * d + _N_CACHE + _N_SCREEN)
+            eprocess_size(d, True) if eprocess else 0, 2 * d,
+            3 * scratch_stride(d) + _N_CACHE + _N_SCREEN)
 
 #: Relative margin of the bracket's bounds. States saved before the bounds
 #: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
