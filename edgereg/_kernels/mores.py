@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, recompile_with
+from .._jit import inline_kernel, kernel, recompile_with
 from . import eigen as _eigen_module
 from . import linalg as _linalg_module
 from .eigen import (
@@ -164,29 +164,17 @@ def _mo_predict_many(X, intercept, W, out):
 
 
 # ---------------------------------------------------------------------- MORES
-@kernel
-def _flat_copy(A, buf, at, into_buffer):
-    """buf[at : at + A.size] <- A row by row (``into_buffer``), or back; the next index."""
-    for i in range(A.shape[0]):
-        Ai = A[i]
-        for j in range(A.shape[1]):
-            if into_buffer:
-                buf[at] = Ai[j]
-            else:
-                Ai[j] = buf[at]
-            at += 1
-    return at
+@inline_kernel
+def _all_finite(a):
+    """Whether every entry of the 1-D array a is finite (in a's own dtype).
 
-
-@kernel
-def _finite(A):
-    """Whether every entry of the 2-D array A is finite (in A's own dtype)."""
-    for i in range(A.shape[0]):
-        Ai = A[i]
-        for j in range(A.shape[1]):
-            if not np.isfinite(Ai[j]):
-                return False
-    return True
+    No early exit: the and of every comparison is one vectorised pass (the
+    entries are finite on every step but a refused one).
+    """
+    ok = True
+    for i in range(a.shape[0]):
+        ok &= np.isfinite(a[i])
+    return ok
 
 
 @kernel
@@ -212,7 +200,7 @@ def _certainly_positive_definite(E, rel_margin, L):
 
 @kernel
 def _mores_step(
-    xin, y, intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+    xin, y, intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,
     C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, undo, yhat,
 ):
     """One MORES step (SPEC 5.1): predict, update M, N, Q, then W-, S-, Omega-steps.
@@ -221,28 +209,28 @@ def _mores_step(
     INVALID (with nothing but scratch and ``yhat`` written) when the sample is
     not finite, or when its update is not: a finite x of 1e20 overflows
     x x^T in float32 and the W-step's solve in float64 (issue 15). The
-    step is too entangled to bound in advance, so the learnt matrices are
-    copied to ``undo`` first (D^2 + D m + 5 m^2 values against the
-    step's D^3 flops) and put back when any of them comes out non-finite.
+    step is too entangled to bound in advance, so the learnt block A (the
+    matrices are its views, ``_mores_views``) past W, D^2 + D m + 5 m^2
+    values against the step's D^3 flops, is copied to ``undo`` first, in
+    one contiguous pass, and put back when any entry of A comes out
+    non-finite (W from the update's own copy of W_{t-1}).
     """
     ok, _ = _load_and_predict(xin, y, intercept, W, work_x, yhat)
     if not ok:
         return INVALID
-    at = 0
-    for A in (M, N, Q, S, S_inv, Om, Om_inv):
-        at = _flat_copy(A, undo, at, True)
+    Dm = W.shape[0] * W.shape[1]
+    for i in range(undo.shape[0]):
+        undo[i] = A[Dm + i]
     _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
                   work_x, y, work_DD, work_D, work_Dm, work_mm, work_m)
-    if (_finite(W) and _finite(M) and _finite(N) and _finite(Q) and _finite(S)
-            and _finite(S_inv) and _finite(Om) and _finite(Om_inv)):
+    if _all_finite(A):
         return OK
     W0 = work_Dm[0]  # W_{t-1}, kept by the update
     for k in range(W.shape[0]):
         for j in range(W.shape[1]):
             W[k, j] = W0[k, j]
-    at = 0
-    for A in (M, N, Q, S, S_inv, Om, Om_inv):
-        at = _flat_copy(A, undo, at, False)
+    for i in range(undo.shape[0]):
+        A[Dm + i] = undo[i]
     return INVALID
 
 
@@ -465,7 +453,7 @@ def _mores_learn_many(X, Y, out, A, counts, work, hyper, codes):
     tol = hyper[_H_TOL]
     for t in range(X.shape[0]):
         status = _mores_step(
-            X[t], Y[t], intercept, W, Om, Om_inv, S, S_inv, M, N, Q,
+            X[t], Y[t], intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,
             C, mu, gamma, tau, tol, wx, wDD, wD, wDm, wmm, wm, undo, out[t],
         )
         if status == OK:
