@@ -71,7 +71,7 @@ class DFOPBankState(NamedTuple):
 class DFOPBankWork(NamedTuple):
     """The bank's workspace: the members' scratch and constants, the bank's, its scratch."""
 
-    scratch: np.ndarray  # float64 (K, 3s): each member's DFOP scratch (dfop.scratch_stride)
+    scratch: np.ndarray  # float64 (K, 3s): each member's DFOP scratch (dfop.scratch_size)
     member_hyper: np.ndarray  # float64 (K, 2): each member's mu, p0
     member_codes: np.ndarray  # int64 (K, 3): each member's period, keep_prior, skip
     hyper: np.ndarray  # float64 (2,): eta, alpha (_kernels/bank.py)

@@ -33,7 +33,7 @@ from ._base import (
     symmetric_faults,
 )
 from ._jit import python_function
-from ._kernels.dfop import COUNTS, FORGOTTEN, N_CODES, N_HYPER, N_LEARNT, scratch_stride
+from ._kernels.dfop import COUNTS, FORGOTTEN, N_CODES, N_HYPER, N_LEARNT, scratch_size
 from ._kernels.fleet import (
     _fleet_learn_many,
     _fleet_learn_one,
@@ -95,7 +95,7 @@ def _allocate(
         counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
     )
     work = FleetWork(
-        scratch=aligned_zeros((K, 3 * python_function(scratch_stride)(d))),
+        scratch=aligned_zeros((K, python_function(scratch_size)(d))),
         status=np.zeros(K, dtype=np.int64),
         hyper=np.zeros(N_HYPER, dtype=np.float64),
         codes=np.zeros(N_CODES, dtype=np.int64),

@@ -69,7 +69,7 @@ class SparseDFOPState(NamedTuple):
 class SparseDFOPWork(NamedTuple):
     """SparseDFOP's workspace: DFOP's (on psi) and the projection's scratch."""
 
-    scratch: np.ndarray  # float64 (3s,): DFOP's scratch (dfop.scratch_stride)
+    scratch: np.ndarray  # float64 (3s,): DFOP's scratch (dfop.scratch_size)
     hyper: np.ndarray  # float64: DFOP's constants (index names in _kernels/dfop.py)
     codes: np.ndarray  # int64: DFOP's integer options
     psi: np.ndarray  # (d,) psi = M x

@@ -379,7 +379,7 @@ def test_kernel_is_callable_without_the_class():
     PW = np.zeros((d + 1, d))
     PW[:d] = 100.0 * np.eye(d)
     L = np.zeros(K.N_LEARNT)
-    work = np.zeros(3 * python_function(K.scratch_stride)(d))  # each vector 64-byte aligned
+    work = np.zeros(python_function(K.scratch_size)(d))  # three vectors, each 64-byte aligned
     hyper = np.zeros(K.N_HYPER)
     hyper[K.MU], hyper[K.P0] = 0.01, 100.0
     codes = np.zeros(K.N_CODES, dtype=np.int64)

@@ -12,6 +12,7 @@ import time
 import numpy as np
 from numba import njit
 
+from edgereg._jit import python_function
 from edgereg._kernels import dfop as K
 from edgereg.dfop import refresh_period
 
@@ -37,7 +38,8 @@ def fresh(Kn, d):
     PW[:, np.arange(d), np.arange(d)] = 100.0
     hyper = np.array([0.01, 100.0])
     codes = np.array([refresh_period(d, 0.01), 1, 0], dtype=np.int64)
-    return PW, np.zeros((Kn, K.N_LEARNT)), np.zeros((Kn, 3 * d)), hyper, codes
+    scratch = np.zeros((Kn, python_function(K.scratch_size)(d)))  # 3 vectors, each aligned
+    return PW, np.zeros((Kn, K.N_LEARNT)), scratch, hyper, codes
 
 
 for d in (10, 50):

@@ -126,10 +126,16 @@ def _scratch_views(work, d):
 
 
 @inline_kernel
+def scratch_size(d):
+    """Length of DFOP's float64 scratch: the three vectors of ``_scratch_views``."""
+    return 3 * scratch_stride(d)
+
+
+@inline_kernel
 def packed_size(d):
     """Length of learn_one's float64 block B for dimension d (``_packed_views``;
     from Python: ``_jit.python_function(packed_size)``)."""
-    return 3 * scratch_stride(d) + N_LEARNT + N_HYPER + N_CODES
+    return scratch_size(d) + N_LEARNT + N_HYPER + N_CODES
 
 
 @inline_kernel
@@ -137,7 +143,7 @@ def _packed_views(B, d):
     """work, L, hyper, codes: views of learn_one's one float64 block B (codes
     as int64 bits), one block so that a call from Python unboxes 4 arrays
     (each costs ~50 ns, measured). The class makes its views with this too."""
-    a = 3 * scratch_stride(d)
+    a = scratch_size(d)
     b = a + N_LEARNT
     c = b + N_HYPER
     return B[:a], B[a:b], B[b:c], B[c : c + N_CODES].view(np.int64)
