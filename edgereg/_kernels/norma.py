@@ -44,100 +44,111 @@ _N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
 
 
 
-# exp(t) for t <= 0 in a loop LLVM vectorises (no libm call; portable to NEON):
-# t = k ln2 + r with k = round(t / ln2) by the 1.5 * 2^52 shifter, |r| <= ln2 / 2,
-# exp(r) by its degree-13 Taylor polynomial (truncation 1.7e-16) evaluated with
-# Estrin's scheme (short dependency chains), 2^k built from the exponent bits.
-# Measured: at most 2 ulp from numpy's exp on [-707, 0] (tests/test_norma.py).
-_LOG2E = 1.4426950408889634
-_SHIFTER = 6755399441055744.0  # 1.5 * 2^52: adding it rounds to an integer
-_SHIFTER_BITS = int(np.array([_SHIFTER]).view(np.int64)[0])
-_LN2_HI = 6.93147180369123816490e-01  # Cody-Waite split (fdlibm): k * _LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_EXP_FLOOR = -708.0  # exp(-708) = 3.3e-308 is still normal; below it 2^k would underflow
-(_E0, _E1, _E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9, _E10, _E11, _E12, _E13) = (
-    1.0 / math.factorial(_k) for _k in range(14)
+# exp(t) for t <= 0 in a loop LLVM vectorises (no libm call; portable to NEON),
+# in the arithmetic of the row's dtype: t = k ln2 + r with k = round(t / ln2) by
+# the shifter 1.5 * 2^p (p = 52 or 23: adding it rounds to an integer),
+# |r| <= ln2 / 2 by a Cody-Waite split of ln 2 (k * ln2_hi exact), exp(r) by
+# its Taylor polynomial evaluated with Estrin's scheme (short dependency
+# chains), 2^k built from the exponent bits. float64: fdlibm's split, degree 13
+# (truncation 1.7e-16), at most 2 ulp from numpy's exp on [-707, 0]. float32
+# (twice the lanes, docs/design/float32.md): cephes' expf split, degree 7
+# (truncation 5e-9 < eps32 / 2), float32 constants throughout so that nothing
+# promotes to float64, at most 2 float32 ulp from exp of the float32 argument
+# on [-87, 0]. Both measured in tests/test_norma.py. Below the floor the
+# result is exp(floor): the smallest power of two the exponent bits still make
+# normal is 2^-1022 (2^-126).
+#              floor, log2(e), shifter, its bits, exponent bias, mantissa bits, ln2_hi, ln2_lo
+_SHIFTER64, _SHIFTER32 = np.float64(1.5 * 2.0**52), np.float32(1.5 * 2.0**23)
+_EXP64 = (
+    np.float64(-708.0), np.float64(1.4426950408889634), _SHIFTER64,
+    np.array([_SHIFTER64]).view(np.int64)[0], np.int64(1023), np.int64(52),
+    np.float64(6.93147180369123816490e-01), np.float64(1.90821492927058770002e-10),
 )
+_EXP32 = (
+    np.float32(-87.0), np.float32(1.4426950408889634), _SHIFTER32,
+    np.array([_SHIFTER32]).view(np.int32)[0], np.int32(127), np.int32(23),
+    np.float32(0.693359375), np.float32(-2.12194440e-4),
+)
+_T64 = tuple(np.float64(1.0 / math.factorial(k)) for k in range(14))
+_T32 = tuple(np.float32(1.0 / math.factorial(k)) for k in range(8))
+
+
+def exp_format(row):
+    """The constants of ``_exp_scaled`` for row's dtype (``_EXP64``, ``_EXP32``)."""
+    return _EXP32 if row.dtype == np.float32 else _EXP64
+
+
+@overload(exp_format, inline="always")
+def _exp_format(row):
+    if isinstance(row, types.Array) and row.dtype == types.float32:
+        return lambda row: _EXP32
+    return lambda row: _EXP64
+
+
+def exp_taylor(r):
+    """exp(r) for |r| <= ln2 / 2 in r's precision: degree 13 (float64) or 7 (float32)."""
+    return exp_taylor_32(r) if isinstance(r, np.float32) else exp_taylor_64(r)
+
+
+@overload(exp_taylor, inline="always")
+def _exp_taylor(r):
+    if r == types.float32:
+        return lambda r: exp_taylor_32(r)
+    return lambda r: exp_taylor_64(r)
+
+
+@inline_kernel
+def exp_taylor_32(r):
+    t = _T32
+    r2 = r * r
+    q0 = (t[0] + t[1] * r) + (t[2] + t[3] * r) * r2
+    q1 = (t[4] + t[5] * r) + (t[6] + t[7] * r) * r2
+    return q0 + q1 * (r2 * r2)
+
+
+@inline_kernel
+def exp_taylor_64(r):
+    t = _T64
+    r2 = r * r
+    r4 = r2 * r2
+    q0 = (t[0] + t[1] * r) + (t[2] + t[3] * r) * r2
+    q1 = (t[4] + t[5] * r) + (t[6] + t[7] * r) * r2
+    q2 = (t[8] + t[9] * r) + (t[10] + t[11] * r) * r2
+    q3 = t[12] + t[13] * r
+    return (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
 
 
 @kernel
 def _exp_scaled(row, n, ng, bits, pow2):
-    """row[i] <- exp(ng * row[i]) for i < n (ng <= 0); ``bits``/``pow2`` share memory.
+    """row[i] <- exp(ng * row[i]) for i < n (ng <= 0, of row's dtype); ``bits``
+    and ``pow2`` are views of one scratch as the integer and the float of row's
+    width (int64 and float64, or int32 and float32).
 
     Three loops so that each one vectorises: the polynomial, the integer
-    exponent arithmetic (through the int64 view), the product. Arguments
-    below -708 give exp(-708) (absolute error < 3.3e-308); NaN stays NaN.
+    exponent arithmetic, the product. NaN stays NaN.
     """
+    floor, log2e, shifter, shifter_bits, bias, mantissa, ln2_hi, ln2_lo = exp_format(row)
     for i in range(n):
         t = ng * row[i]
-        t = t if not (t < _EXP_FLOOR) else _EXP_FLOOR
-        v = t * _LOG2E + _SHIFTER
-        k = v - _SHIFTER
-        r = (t - k * _LN2_HI) - k * _LN2_LO
-        r2 = r * r
-        r4 = r2 * r2
-        q0 = (_E0 + _E1 * r) + (_E2 + _E3 * r) * r2
-        q1 = (_E4 + _E5 * r) + (_E6 + _E7 * r) * r2
-        q2 = (_E8 + _E9 * r) + (_E10 + _E11 * r) * r2
-        q3 = _E12 + _E13 * r
-        row[i] = (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
+        t = t if not (t < floor) else floor
+        v = t * log2e + shifter
+        k = v - shifter
+        row[i] = exp_taylor((t - k * ln2_hi) - k * ln2_lo)
         pow2[i] = v
     for i in range(n):
-        bits[i] = (bits[i] - _SHIFTER_BITS + 1023) << 52
-    for i in range(n):
-        row[i] = row[i] * pow2[i]
-
-
-# The same in float32 for a float32 model's row, twice the lanes: the split of
-# ln 2 is cephes' expf one (k * _LN2_HI32 exact for |k| < 2^15), the shifter
-# 1.5 * 2^23, exp(r) by its degree-7 Taylor polynomial (truncation 5e-9 <
-# eps32 / 2), float32 constants throughout so that nothing promotes to
-# float64. Measured: at most 2 ulp (float32) from exp of the float32
-# argument on [-87, 0] (tests/test_norma.py).
-_LOG2E32 = np.float32(_LOG2E)
-_SHIFTER32 = np.float32(12582912.0)  # 1.5 * 2^23
-_SHIFTER32_BITS = np.int32(np.array([_SHIFTER32]).view(np.int32)[0])
-_BIAS32 = np.int32(127)
-_LN2_HI32 = np.float32(0.693359375)
-_LN2_LO32 = np.float32(-2.12194440e-4)
-_EXP_FLOOR32 = np.float32(-87.0)  # exp(-87) = 1.6e-38: float32's normal range ends at 1.2e-38
-(_F0, _F1, _F2, _F3, _F4, _F5, _F6, _F7) = (
-    np.float32(1.0 / math.factorial(_k)) for _k in range(8)
-)
-
-
-@kernel
-def _exp_scaled32(row, n, ng, bits, pow2):
-    """``_exp_scaled`` in float32 arithmetic: row (float32), ng (float32),
-    ``bits`` int32 and ``pow2`` float32 views of one scratch. Arguments below
-    -87 give exp(-87) (absolute error < 1.7e-38); NaN stays NaN."""
-    for i in range(n):
-        t = ng * row[i]
-        t = t if not (t < _EXP_FLOOR32) else _EXP_FLOOR32
-        v = t * _LOG2E32 + _SHIFTER32
-        k = v - _SHIFTER32
-        r = (t - k * _LN2_HI32) - k * _LN2_LO32
-        r2 = r * r
-        r4 = r2 * r2
-        q0 = (_F0 + _F1 * r) + (_F2 + _F3 * r) * r2
-        q1 = (_F4 + _F5 * r) + (_F6 + _F7 * r) * r2
-        row[i] = q0 + q1 * r4
-        pow2[i] = v
-    for i in range(n):
-        bits[i] = (bits[i] - _SHIFTER32_BITS + _BIAS32) << np.int32(23)
+        bits[i] = (bits[i] - shifter_bits + bias) << mantissa
     for i in range(n):
         row[i] = row[i] * pow2[i]
 
 
 def exp_of_row(row, n, ng, bits, pow2):
-    """row[i] <- exp(ng * row[i]) for i < n in the arithmetic of row's dtype:
-    ``_exp_scaled`` (float64) or ``_exp_scaled32`` on float32 views of the
-    exponent scratch (``bits`` int64, ``pow2`` its float64 view). Chosen when
-    numba types the call, so a float64 model's code has no float32 branch
-    (a run-time branch on row.itemsize made float64's learn_many 13% slower,
-    measured)."""
+    """``_exp_scaled`` in the arithmetic of row's dtype, from the model's
+    exponent scratch (``bits`` int64, ``pow2`` its float64 view): for float32
+    ng and the views are float32's. Chosen when numba types the call, so a
+    float64 model's code has no float32 branch (a run-time branch on
+    row.itemsize made float64's learn_many 13% slower, measured)."""
     if row.dtype == np.float32:
-        _exp_scaled32(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
+        _exp_scaled(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
     else:
         _exp_scaled(row, n, ng, bits, pow2)
 
@@ -146,7 +157,7 @@ def exp_of_row(row, n, ng, bits, pow2):
 def _exp_of_row(row, n, ng, bits, pow2):
     if isinstance(row, types.Array) and row.dtype == types.float32:
         def exp32(row, n, ng, bits, pow2):
-            _exp_scaled32(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
+            _exp_scaled(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
 
         return exp32
     return lambda row, n, ng, bits, pow2: _exp_scaled(row, n, ng, bits, pow2)
