@@ -256,3 +256,36 @@ def test_symv_is_the_symmetric_product():
     P, x, out = B + B.T, rng.normal(size=6), np.empty(6)
     symv(P, x, out)
     np.testing.assert_allclose(out, P @ x, rtol=1e-14, atol=1e-14)
+
+
+def _kernel_of_64(A, x):
+    return A[0] + x
+
+
+def _kernel_of_32(A, x):
+    return A[0] * x + missing_name  # noqa: F821 - typed only if ever chosen
+
+
+def test_by_dtype_types_only_the_kernel_of_the_dtype():
+    """A float64 caller compiles with a float32 kernel that cannot be typed:
+    the float32 path is no code at all in it (docs/design/float32.md); a
+    float32 caller gets the float32 kernel (here: its typing error)."""
+    import numba
+
+    from edgereg._jit import inline_kernel, kernel
+    from edgereg._kernels.dtype import by_dtype
+
+    for decorate in (kernel, inline_kernel):
+        of = by_dtype("A", decorate(_kernel_of_64), decorate(_kernel_of_32))
+        assert of.__name__ == "_kernel_of_"
+        caller = numba.njit(lambda A, x, of=of: of(A, x))
+        assert caller(np.full(2, 3.0), 1.0) == 4.0
+        if numba.config.DISABLE_JIT:
+            with pytest.raises(NameError):
+                caller(np.full(2, 3.0, dtype=np.float32), 2.0)
+        else:
+            with pytest.raises(numba.errors.TypingError, match="missing_name"):
+                caller(np.full(2, 3.0, dtype=np.float32), 2.0)
+    if not numba.config.DISABLE_JIT:  # (plain functions have no inline option)
+        with pytest.raises(TypeError, match="both kernels"):
+            by_dtype("A", kernel(_kernel_of_64), inline_kernel(_kernel_of_32))

@@ -16,10 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
 from .._jit import inline_kernel, kernel
+from .dtype import by_dtype
 
 OK = 0
 INVALID = 1
@@ -73,41 +72,22 @@ _T64 = tuple(np.float64(1.0 / math.factorial(k)) for k in range(14))
 _T32 = tuple(np.float32(1.0 / math.factorial(k)) for k in range(8))
 
 
-def exp_format(row):
-    """The constants of ``_exp_scaled`` for row's dtype (``_EXP64``, ``_EXP32``)."""
-    return _EXP32 if row.dtype == np.float32 else _EXP64
-
-
-@overload(exp_format, inline="always")
-def _exp_format(row):
-    if isinstance(row, types.Array) and row.dtype == types.float32:
-        return lambda row: _EXP32
-    return lambda row: _EXP64
-
-
-def exp_taylor(r):
-    """exp(r) for |r| <= ln2 / 2 in r's precision: degree 13 (float64) or 7 (float32)."""
-    return exp_taylor_32(r) if isinstance(r, np.float32) else exp_taylor_64(r)
-
-
-@overload(exp_taylor, inline="always")
-def _exp_taylor(r):
-    if r == types.float32:
-        return lambda r: exp_taylor_32(r)
-    return lambda r: exp_taylor_64(r)
+@inline_kernel
+def _exp_format64(row):
+    return _EXP64
 
 
 @inline_kernel
-def exp_taylor_32(r):
-    t = _T32
-    r2 = r * r
-    q0 = (t[0] + t[1] * r) + (t[2] + t[3] * r) * r2
-    q1 = (t[4] + t[5] * r) + (t[6] + t[7] * r) * r2
-    return q0 + q1 * (r2 * r2)
+def _exp_format32(row):
+    return _EXP32
+
+
+#: The constants of ``_exp_scaled`` for row's dtype (``_EXP64``, ``_EXP32``).
+exp_format = by_dtype("row", _exp_format64, _exp_format32)
 
 
 @inline_kernel
-def exp_taylor_64(r):
+def _exp_taylor64(r):
     t = _T64
     r2 = r * r
     r4 = r2 * r2
@@ -116,6 +96,19 @@ def exp_taylor_64(r):
     q2 = (t[8] + t[9] * r) + (t[10] + t[11] * r) * r2
     q3 = t[12] + t[13] * r
     return (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
+
+
+@inline_kernel
+def _exp_taylor32(r):
+    t = _T32
+    r2 = r * r
+    q0 = (t[0] + t[1] * r) + (t[2] + t[3] * r) * r2
+    q1 = (t[4] + t[5] * r) + (t[6] + t[7] * r) * r2
+    return q0 + q1 * (r2 * r2)
+
+
+#: exp(r) for |r| <= ln2 / 2 in r's precision: degree 13 (float64) or 7 (float32).
+exp_taylor = by_dtype("r", _exp_taylor64, _exp_taylor32)
 
 
 @kernel
@@ -141,26 +134,21 @@ def _exp_scaled(row, n, ng, bits, pow2):
         row[i] = row[i] * pow2[i]
 
 
-def exp_of_row(row, n, ng, bits, pow2):
-    """``_exp_scaled`` in the arithmetic of row's dtype, from the model's
-    exponent scratch (``bits`` int64, ``pow2`` its float64 view): for float32
-    ng and the views are float32's. Chosen when numba types the call, so a
-    float64 model's code has no float32 branch (a run-time branch on
-    row.itemsize made float64's learn_many 13% slower, measured)."""
-    if row.dtype == np.float32:
-        _exp_scaled(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
-    else:
-        _exp_scaled(row, n, ng, bits, pow2)
+@inline_kernel
+def _exp_of_row64(row, n, ng, bits, pow2):
+    _exp_scaled(row, n, ng, bits, pow2)
 
 
-@overload(exp_of_row, inline="always")
-def _exp_of_row(row, n, ng, bits, pow2):
-    if isinstance(row, types.Array) and row.dtype == types.float32:
-        def exp32(row, n, ng, bits, pow2):
-            _exp_scaled(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
+@inline_kernel
+def _exp_of_row32(row, n, ng, bits, pow2):
+    _exp_scaled(row, n, np.float32(ng), bits.view(np.int32), pow2.view(np.float32))
 
-        return exp32
-    return lambda row, n, ng, bits, pow2: _exp_scaled(row, n, ng, bits, pow2)
+
+#: ``_exp_scaled`` in the arithmetic of row's dtype, from the model's exponent
+#: scratch (``bits`` int64, ``pow2`` its float64 view): for float32, ng and
+#: float32 views of the scratch. Chosen when numba types the call (a run-time
+#: branch on row.itemsize made float64's learn_many 13% slower, measured).
+exp_of_row = by_dtype("row", _exp_of_row64, _exp_of_row32)
 
 
 @kernel
