@@ -97,8 +97,12 @@ def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
         raise TypeError(
             f"{what} must hold real numbers (bool, int or float); got dtype {arr.dtype}"
         )
-    with np.errstate(over="ignore"):  # beyond float32's range: inf, reported by the model
-        return np.ascontiguousarray(arr, dtype=dtype)
+    if type(arr) is np.ndarray and arr.dtype == dtype and arr.flags.c_contiguous:
+        return arr  # nothing to convert: spare the errstate below (~1 us, Fleet's learn_one)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > np.dtype(dtype).itemsize:
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, reported by the model
+            return np.ascontiguousarray(arr, dtype=dtype)
+    return np.ascontiguousarray(arr, dtype=dtype)
 
 
 def _vector(v: Any, length: int, dtype: np.dtype, what: str) -> np.ndarray:

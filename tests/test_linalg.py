@@ -254,8 +254,12 @@ def test_symv_is_the_symmetric_product():
     rng = np.random.default_rng(3)
     B = rng.normal(size=(6, 6))
     P, x, out = B + B.T, rng.normal(size=6), np.empty(6)
-    symv(P, x, out)
+    pmin = symv(P, x, out)
     np.testing.assert_allclose(out, P @ x, rtol=1e-14, atol=1e-14)
+    assert pmin == np.diag(P).min()  # DFOP's diagonal guard reads it (guards._proven)
+    P32, out32 = P.astype(np.float32), np.empty(6, dtype=np.float32)
+    assert symv(P32, x.astype(np.float32), out32) == np.float64(np.diag(P32).min())
+    np.testing.assert_allclose(out32, P32 @ x.astype(np.float32), rtol=1e-5, atol=1e-5)
 
 
 def _kernel_of_64(A, x):

@@ -25,7 +25,15 @@ from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
 from .dtype import like, scratch_of
-from .guards import _APPLY, _CHECK_DIAGONAL, _admit, _diagonal_verdict, _rare_den, _set_prior
+from .guards import (
+    _APPLY,
+    _CHECK_DIAGONAL,
+    _admit,
+    _diagonal_verdict,
+    _proven,
+    _rare_den,
+    _set_prior,
+)
 from .linalg import scratch_stride
 from .linalg import symv as _symv
 from .prior import (
@@ -154,20 +162,21 @@ def _packed_views(B, d):
 def _dfop_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
     """One G-DFOP step on sample (x, y) with discount lam = 1 - mu.
 
-    Px = P x in the scratch's dtype, then :func:`_step_from`; a float32
+    Px = P x in the scratch's dtype (and P's smallest diagonal entry, read
+    in the same pass), then :func:`_step_from`; a float32
     step that is careful (:func:`_careful`) recomputes Px in float64 into
     ``Px64`` (scratch) and steps from that. Returns ``(yhat, status)``.
     """
-    _symv(P, x, Px)
-    yhat, status = _step_from(x, y, lam, w, P, Px, max_variance, p0)
+    pmin = _symv(P, x, Px)
+    yhat, status = _step_from(x, y, lam, w, P, Px, max_variance, p0, pmin)
     if status == _STEP_CAREFULLY:
         _symv(P, x, Px64)
-        return _step_from(x, y, lam, w, P, Px64, max_variance, p0)
+        return _step_from(x, y, lam, w, P, Px64, max_variance, p0, pmin)
     return yhat, status
 
 
 @kernel
-def _step_from(x, y, lam, w, P, Px, max_variance, p0):
+def _step_from(x, y, lam, w, P, Px, max_variance, p0, pmin):
     """The step from Px = P x (scratch afterwards), in Px's dtype.
 
     Returns ``(yhat, status)``: the prequential prediction w^T x made before
@@ -175,7 +184,9 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0):
     would make P indefinite (the state is then untouched, :func:`_admit`),
     or ``_STEP_CAREFULLY`` (state untouched) when Px is float32 and the step
     is careful: the caller steps again from a float64 Px.
-    ``Px`` is scratch. A coordinate whose P_ii passes ``max_variance`` is
+    ``Px`` is scratch. ``pmin``, min_i P_ii when known (else -1), proves the
+    diagonal guard without its pass (:func:`guards._proven`), as in the
+    block. A coordinate whose P_ii passes ``max_variance`` is
     reset to the prior (:func:`_reset_unexcited`; ``np.inf``: off, DFOP
     bounds P with ``_refresh_prior`` instead). A P that lost positive
     definiteness in rounding is reset to the prior p0 I (:func:`_rare_den`).
@@ -191,7 +202,7 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0):
     g = (y - yhat) * c
     verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
     if verdict == _CHECK_DIAGONAL:
-        verdict = _diagonal_verdict(P, Px, c)
+        verdict = _APPLY if _proven(pmin, big, c) else _diagonal_verdict(P, Px, c)
     if verdict != _APPLY:
         den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
         if not den > 0.0:  # NaN: invalid
@@ -424,7 +435,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
         if _careful(xPx, lam, Px):
             # learn_one's step and refresh, from Px in float64 (no fused pass).
             _symv(P, x, Px64)
-            _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0)
+            _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0, pmin)
             if status != OK and not skip:
                 return t
             _after_step(status, mu_t, w, P, L, v, p0, codes)
@@ -439,8 +450,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
         if verdict == _CHECK_DIAGONAL:
             # Proven only from a positive smallest entry: learn_one's check
             # repairs a P with an entry that is not positive (issue 15).
-            proven = 0.0 < pmin and (big * big) * c <= pmin
-            verdict = _APPLY if proven else _diagonal_verdict(P, Px, c)
+            verdict = _APPLY if _proven(pmin, big, c) else _diagonal_verdict(P, Px, c)
         if verdict != _APPLY:  # learn_one's test and repair
             den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)
             if not den > 0.0:  # NaN: invalid

@@ -78,8 +78,9 @@ def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
     finite sample meets a denominator that is not positive: P lost
     positive definiteness in rounding, and the update is made from the
     prior (issue 19: the update on valid data must not stop). Otherwise
-    (``_CHECK_DIAGONAL``) P's updated diagonal decides: the block kernel
-    proves it from the smallest diagonal entry its last pass saw, or runs
+    (``_CHECK_DIAGONAL``) P's updated diagonal decides: the step proves it
+    from P's smallest diagonal entry (:func:`_proven`; the block reads it
+    off its last pass, learn_one off its P x pass), or runs
     :func:`_diagonal_verdict` (docs/design/dfop.md).
     """
     if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
@@ -89,6 +90,15 @@ def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
     if not _update_fits(big, wbig, c, g, small, narrow):
         return _REFUSE
     return _CHECK_DIAGONAL
+
+
+@inline_kernel
+def _proven(pmin, big, c):
+    """Whether P's smallest diagonal entry ``pmin`` proves the diagonal check:
+    max |Px_i|^2 c <= pmin gives Px_i^2 c <= P_ii for every i. Only from a
+    positive ``pmin`` (a P with an entry that is not positive is repaired by
+    :func:`_diagonal_verdict`, issue 15); -1: unknown."""
+    return 0.0 < pmin and (big * big) * c <= pmin
 
 
 @inline_kernel

@@ -89,15 +89,22 @@ def symv(P, x, out):
 
     In out's dtype: float64 products and sums into a float64 out (also from a
     float32 P), float32 ones into a float32 out (a float32 DFOP's Px).
+    Returns min_i P_ii (float64), read while row i is in hand: DFOP's step
+    proves its diagonal guard from it (``guards._proven``) instead of a
+    strided pass over the diagonal.
     """
     d = x.shape[0]
     for j in range(d):
         out[j] = 0.0
+    pmin = np.inf
     for i in range(d):
         xi = like(x[i], out)  # np.float64(): numba keeps float() of a float32 in float32
         Pi = P[i]
         for j in range(d):
             out[j] += xi * Pi[j]
+        pii = np.float64(Pi[i])
+        pmin = pii if pii < pmin else pmin
+    return pmin
 
 
 #: Up to this d, P x is summed in registers (``symv_registers``, measured faster
