@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric_faults
-from ._jit import python_function
+from ._jit import FirstCall, python_function
 from ._kernels.bank import (
     CLASSIFY,
     ETA,
@@ -360,7 +360,7 @@ class DFOPBank(BankModel, DFOP):
         K, d = s.w.shape
         self._PW = block_at(s.P, (K, d + 1, d))
         self._B = self._work.block  # A: learn_one's kernel takes (x, y, PW, A)
-        self._learn_one_kernel = self._first_learn_one
+        self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
 
     _packed_kernel = staticmethod(_bank_learn_one)
 

@@ -59,6 +59,37 @@ def test_learn_one_loop_equals_learn_many(case):
     assert seen(a) == seen(b) == len(X)
 
 
+def test_a_model_is_freed_by_its_last_reference(case, tmp_path):
+    """No reference cycle through a model (fresh, after learn_one, after a
+    load): a loop that makes models on a device frees each one at once, not
+    at the cyclic collector's next pass. (A bound method stored in the
+    instance, as DFOP's learn_one once did, fails this.)"""
+    import gc
+    import weakref
+
+    cls, params = case
+    X, Y = make_stream(cls(**params), 3)
+    path = tmp_path / "m.npz"
+    cls(**params).save(path)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for stage in ("fresh", "learn_one", "load"):
+            model = cls(**params)
+            if stage == "learn_one":
+                learn_one(model, X[0], row(Y, 0))
+                learn_one(model, X[1], row(Y, 1))
+            elif stage == "load":
+                model = load(path)
+                learn_one(model, X[0], row(Y, 0))
+            ref = weakref.ref(model)
+            del model
+            assert ref() is None, f"{cls.__name__} ({stage}) is kept alive by a reference cycle"
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_prequential_prediction_is_made_before_learning(case):
     cls, params = case
     model = cls(**params)

@@ -420,3 +420,24 @@ def test_state_fields_are_views_of_two_blocks_and_survive_save_load(tmp_path):
     np.testing.assert_array_equal(model.coef_, again.coef_)
     assert again.n_seen_ == model.n_seen_ == 300
     assert again.state.counts.dtype == np.int64 and again.state.forgotten.dtype == np.float64
+
+
+def test_learn_one_binds_its_compiled_entry_point_once_per_state(tmp_path):
+    """learn_one's first call goes through numba's dispatcher and leaves the
+    compiled entry point in its place (``_jit.FirstCall``); a load, which
+    binds new blocks, starts over. Either way the results are the kernel's."""
+    from edgereg import load
+    from edgereg._jit import FirstCall
+
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(6, 4)), rng.normal(size=6)
+    a, b = DFOP(4, 0.05), DFOP(4, 0.05)
+    assert isinstance(a._learn_one_kernel, FirstCall)
+    loop = [a.learn_one(X[t], y[t]) for t in range(3)]
+    assert not isinstance(a._learn_one_kernel, FirstCall)
+    np.testing.assert_array_equal(loop, b.learn_many(X[:3], y[:3]))
+    a.save(tmp_path / "a.npz")
+    c = load(tmp_path / "a.npz")
+    assert isinstance(c._learn_one_kernel, FirstCall)
+    np.testing.assert_array_equal([c.learn_one(X[t], y[t]) for t in range(3, 6)],
+                                  b.learn_many(X[3:], y[3:]))
