@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -184,6 +187,29 @@ def test_refresh_period():
     assert refresh_period(6, 0.01) == 33
     assert refresh_period(200, 0.01) == 1
     assert refresh_period(4, 0.0) == 1
+
+
+@pytest.mark.parametrize(("d", "forgetting"), [(10, 0.01), (10, 0.001), (100, 0.001), (100, 0.3)])
+def test_a_refresh_covers_ceil_d_f_over_2_coordinates_whatever_the_rounding_of_f(d, forgetting):
+    # f, the mu forgotten since the last refresh, is a sum: twenty additions of
+    # 0.01 make 0.20000000000000004 and d f / 2 = 1.0000000000000002 at d = 10,
+    # which took two coordinates per refresh (twice the refresh's work in the
+    # block at the asv setting) where the design, and 0e7a520, had one.
+    period = refresh_period(d, forgetting)
+    f = 0.0
+    for _ in range(period):
+        f += forgetting
+    exact = max(1, math.ceil(Fraction(d * period) * Fraction(str(forgetting)) / 2))
+    assert python_function(K._refresh_width)(d, f) == min(d, exact)
+    for how in ("one", "many"):
+        model = DFOP(d, forgetting)
+        X = np.random.default_rng(0).normal(size=(period, d))
+        if how == "one":
+            for x in X:
+                model.learn_one(x, 1.0)
+        else:
+            model.learn_many(X, np.ones(period))
+        assert model.state.counts[3] == min(d, exact) % d  # the next coordinate to refresh
 
 
 # ------------------------------------------------------------ classification

@@ -154,6 +154,11 @@ def _refresh_prior(k, rho, w, P, v):
             Pi[j] = Pi[j] - vi * v[j]
 
 
+#: Larger than the rounding of a sum of up to 2^32 mu's (about n 2^-53
+#: relative), far below the step between two widths.
+_WIDTH_SLACK = 1e-6
+
+
 @kernel
 def _refresh_width(d, forgotten):
     """Coordinates refreshed at once: ceil(d * forgotten / 2), between 1 and d.
@@ -162,9 +167,13 @@ def _refresh_width(d, forgotten):
     refreshes); at a higher forgetting one coordinate per step cannot keep
     up (each would wait d steps, its information shrinking by lambda^d), so
     a refresh covers as many coordinates as keep every coordinate's wait
-    within about 2 / mu steps (docs/design/dfop.md).
+    within about 2 / mu steps (docs/design/dfop.md). ``forgotten`` is a
+    sum of mu's, so d f / 2 can be an integer raised by rounding alone (20
+    additions of 0.01 make 0.20000000000000004: d f / 2 = 1.0000000000000002
+    at d = 10, which took two coordinates where one was meant); a relative
+    ``_WIDTH_SLACK`` below the integer counts as the integer.
     """
-    width = int(math.ceil(d * forgotten / 2.0))
+    width = int(math.ceil(d * forgotten / 2.0 * (1.0 - _WIDTH_SLACK)))
     return min(d, max(1, width))
 
 
