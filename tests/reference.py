@@ -11,6 +11,10 @@ import math
 
 import numpy as np
 
+# The refresh schedule's one constant, shared rather than copied: it defines
+# which refreshes the objective holds, not arithmetic the tests check.
+from edgereg._kernels.prior import _WIDTH_SLACK
+
 # ----------------------------------------------------------------------------
 # DFOP (SPEC section 1)
 # ----------------------------------------------------------------------------
@@ -35,9 +39,10 @@ def dfop_closed_form(
     every ``period`` steps the next ``width`` coordinates (cycling 0, 1, ...,
     d-1; width = ceil(d f / 2) clipped to [1, d], f the sum of mu since the
     previous refresh, an integer raised by rounding alone, within a relative
-    1e-6, counting as that integer) each get rho = d f / p0 / width (edgereg.dfop's prior
-    refresh; the term above is then a sum over those coordinates). Solved
-    directly for each t from the explicitly weighted normal equations.
+    ``_WIDTH_SLACK``, counting as that integer) each get rho = d f / p0 /
+    width (edgereg.dfop's prior refresh; the term above is then a sum over
+    those coordinates). Solved directly for each t from the explicitly
+    weighted normal equations.
     Returns W of shape (n, d), row t the solution after learning samples 0..t.
     """
     n, d = X.shape
@@ -50,7 +55,7 @@ def dfop_closed_form(
             forgotten += mu_arr[t]
             since += 1
             if since >= period and forgotten > 0.0:
-                width = min(d, max(1, math.ceil(d * forgotten / 2.0 * (1.0 - 1e-6))))
+                width = min(d, max(1, math.ceil(d * forgotten / 2.0 * (1.0 - _WIDTH_SLACK))))
                 rho = d * forgotten / p0 / width
                 refreshes[t] = [((k + i) % d, rho) for i in range(width)]
                 forgotten, since, k = 0.0, 0, (k + width) % d
