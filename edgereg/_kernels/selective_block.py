@@ -66,9 +66,13 @@ from .selective_spec import (
 )
 
 
-@kernel
+@inline_kernel
 def _products4(xn, w, Px, hw):
-    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L."""
+    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L.
+
+    Inlined: as a call (four arrays passed as exploded structs) it cost
+    process_many 10-12% and learn_many 3% at d = 10 (docs/design/selective.md).
+    """
     f = 0.0
     rp = 0.0
     nn = 0.0
