@@ -357,27 +357,47 @@ def _update_fused(y, f, rp, w, P, Px, xnext, acc):
     return pmin
 
 
-@kernel
-def _products(xn, w, Px, hw, v):
-    """(f, r', ||x||^2, g, r'_L) = (w^T x, x^T Px, x^T x, h^T x, ||v||^2).
+@inline_kernel
+def _products4(xn, w, Px, hw):
+    """(f, r', ||x||^2, g) = (w^T x, x^T Px, x^T x, h^T x) of every round, in one loop.
 
-    Px = A^-1 x and v = V^T x are given (v = 0 and h = 0 when not
-    detecting). One loop: the five sums are independent chains that overlap
-    (without fastmath each is a serial chain of adds, the cost at small d).
+    The four sums are independent chains that overlap (without fastmath each
+    is a serial chain of adds, the cost at small d). Inlined: as a call
+    (four arrays passed as exploded structs) it cost process_many 10-12% and
+    learn_many 3% at d = 10 (docs/design/selective.md).
     """
     f = 0.0
     rp = 0.0
     nn = 0.0  # A = I after a restart: x^T A^-1 x = ||x||^2 must be finite too
     g = 0.0
-    rLp = 0.0
     for j in range(xn.shape[0]):
         xj = np.float64(xn[j])
         f += np.float64(w[j]) * xj
         rp += xj * Px[j]
         nn += xj * xj
         g += np.float64(hw[j]) * xj
-        rLp += v[j] * v[j]
-    return f, rp, nn, g, rLp
+    return f, rp, nn, g
+
+
+@kernel
+def _products(xn, w, Px, hw, v):
+    """(f, r', ||x||^2, g, r'_L) = (w^T x, x^T Px, x^T x, h^T x, ||v||^2).
+
+    Px = A^-1 x and v = V^T x are given (v = 0 and h = 0 when not
+    detecting): ``_products4``'s four sums and ||v||^2, the sums the block
+    kernel forms (the same order, the same bits).
+    """
+    f, rp, nn, g = _products4(xn, w, Px, hw)
+    return f, rp, nn, g, _sum_squares(v)
+
+
+@inline_kernel
+def _sum_squares(v):
+    """r'_L = ||v||^2 = ||V^T x||^2, summed in order (both paths, the same bits)."""
+    total = 0.0
+    for j in range(v.shape[0]):
+        total += v[j] * v[j]
+    return total
 
 
 @kernel

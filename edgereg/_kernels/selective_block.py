@@ -49,9 +49,11 @@ from .selective import (
     _eprocess_options,
     _learnable,
     _prepare,
+    _products4,
     _record,
     _restart,
     _selective_views,
+    _sum_squares,
     _update,
     _update_fused,
 )
@@ -66,26 +68,6 @@ from .selective_spec import (
 )
 
 
-@inline_kernel
-def _products4(xn, w, Px, hw):
-    """(f, r', ||x||^2, g) of ``_products`` (the same sums, the same bits), without r'_L.
-
-    Inlined: as a call (four arrays passed as exploded structs) it cost
-    process_many 10-12% and learn_many 3% at d = 10 (docs/design/selective.md).
-    """
-    f = 0.0
-    rp = 0.0
-    nn = 0.0
-    g = 0.0
-    for j in range(xn.shape[0]):
-        xj = np.float64(xn[j])
-        f += np.float64(w[j]) * xj
-        rp += xj * Px[j]
-        nn += xj * xj
-        g += np.float64(hw[j]) * xj
-    return f, rp, nn, g
-
-
 @kernel
 def _demo_norm2(xn, G, v):
     """r'_L = ||V^T x||^2 as ``_products`` sums it (v = V^T x is left in v)."""
@@ -94,10 +76,7 @@ def _demo_norm2(xn, G, v):
         _demo_rows(xn, G, v)
     else:
         _demo_triangle(xn, G, v)
-    rLp = 0.0
-    for j in range(d):
-        rLp += v[j] * v[j]
-    return rLp
+    return _sum_squares(v)
 
 
 @kernel
@@ -234,33 +213,31 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
     return -1
 
 
-@kernel
-def _run_many_learn(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
-    """learn_many's kernel: ``_run_block`` with every label given, on the
-    blocks of ``selective._selective_views``."""
+@inline_kernel
+def _run_many(forced, X, Y, out, asked, A, N, E, Z, F, hyper, codes):
+    """``_run_block`` on the blocks of ``selective._selective_views`` (inlined
+    into each entry kernel below with ``forced`` a constant)."""
     w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, X.shape[1])
     )
     test_every, span, _ = _eprocess_options(codes, E)
-    return _run_block(X, Y, True, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
+    return _run_block(X, Y, forced, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
                       test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
                       codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
                       window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
                       asked)
+
+
+@kernel
+def _run_many_learn(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
+    """learn_many's kernel: ``_run_block`` with every label given."""
+    return _run_many(True, X, Y, out, asked, A, N, E, Z, F, hyper, codes)
 
 
 @kernel
 def _run_many_process(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
     """process_many's kernel: ``_run_block`` with the BBQ rule deciding the queries."""
-    w, P, hw, G, window_X, window_y, switches, counts, xn, xnext, Px, acc, hx, cache, screen = (
-        _selective_views(A, N, Z, F, X.shape[1])
-    )
-    test_every, span, _ = _eprocess_options(codes, E)
-    return _run_block(X, Y, False, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
-                      test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
-                      codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
-                      window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
-                      asked)
+    return _run_many(False, X, Y, out, asked, A, N, E, Z, F, hyper, codes)
 
 
 # Kernels here call the one-sample kernels' helpers and linalg's: recompile
