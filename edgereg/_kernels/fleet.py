@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import compiled, recompile_with
+from .._jit import compiled, kernel, recompile_with
 from . import bank as _bank_kernels
 from . import dfop as _dfop_kernels
 from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_many, _bank_predict_one
@@ -18,6 +18,16 @@ from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _df
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
 parallel_kernel = compiled(parallel=True)
+
+
+@kernel
+def _stopped(STATUS):
+    """How many models stopped on an invalid row (STATUS[k] >= 0: its index)."""
+    bad = 0
+    for k in range(STATUS.shape[0]):
+        if STATUS[k] >= 0:
+            bad += 1
+    return bad
 
 
 @parallel_kernel
@@ -34,11 +44,7 @@ def _fleet_learn_many(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     mu = hyper[MU : MU + 1]
     for k in prange(K):
         STATUS[k] = _dfop_learn_many(X[k], Y[k], mu, OUT[k], PW[k], L[k], WORK[k], hyper, codes)
-    bad = 0
-    for k in range(K):
-        if STATUS[k] >= 0:
-            bad += 1
-    return bad
+    return _stopped(STATUS)
 
 
 @parallel_kernel
@@ -83,11 +89,7 @@ def _fleet_bank_learn_many(X, Y, OUT, PW, A, STATUS):
     K = X.shape[0]
     for k in prange(K):
         STATUS[k] = _bank_learn_many(X[k], Y[k], OUT[k], PW[k], A[k])
-    bad = 0
-    for k in range(K):
-        if STATUS[k] >= 0:
-            bad += 1
-    return bad
+    return _stopped(STATUS)
 
 
 @parallel_kernel
