@@ -40,7 +40,8 @@ try:
     edgereg.SelectiveSampler(d, switch_test=test)
     make = lambda: edgereg.SelectiveSampler(d, switch_test=test)
 except TypeError:  # before the switch_test parameter: the SPEC test only
-    assert test == "spec"
+    if test != "spec":
+        sys.exit("this commit's SelectiveSampler has no switch_test parameter: --test spec only")
     make = lambda: edgereg.SelectiveSampler(d)
 rng = np.random.default_rng(0)
 keep, res = [], []
@@ -72,6 +73,15 @@ def package_folder(commit: str, base: Path) -> Path:
     return folder
 
 
+def run_child(argv, env, cwd, commit):
+    """The child's stdout; a child that fails stops the run with its commit and last line."""
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd)
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
+        sys.exit(f"{commit}: {last}")
+    return out.stdout
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("commits", nargs="+")
@@ -90,14 +100,12 @@ def main() -> None:
             env.pop("NUMBA_CACHE_DIR", None)
             runs[c] = env
         argv = [sys.executable, "-c", CHILD, args.mode, args.test, str(args.d)]
-        for env in runs.values():  # compile (and cache) each package's kernels
-            subprocess.run(argv, env=env, capture_output=True, check=True, cwd=tmp)
+        for c, env in runs.items():  # compile (and cache) each package's kernels
+            run_child(argv, env, tmp, c)
         got: dict = {}
         for r in range(args.rounds):
             for c, env in runs.items():
-                out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True,
-                                     cwd=tmp)
-                ns = float(out.stdout.split()[-1])
+                ns = float(run_child(argv, env, tmp, c).split()[-1])
                 got.setdefault(c, []).append(ns)
                 print(f"round {r + 1} {c} {ns:.1f} ns", flush=True)
     print(f"\n{args.mode}_many, d = {args.d}, switch test {args.test}, "
