@@ -21,11 +21,12 @@ parallel_kernel = compiled(parallel=True)
 
 
 @kernel
-def _stopped(STATUS):
-    """How many models stopped on an invalid row (STATUS[k] >= 0: its index)."""
+def _count_failed(STATUS, ok):
+    """How many models' status is not ``ok`` (-1 after a block: every row
+    handled, else the first invalid row; 0 after one sample: valid)."""
     bad = 0
     for k in range(STATUS.shape[0]):
-        if STATUS[k] >= 0:
+        if STATUS[k] != ok:
             bad += 1
     return bad
 
@@ -44,7 +45,7 @@ def _fleet_learn_many(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     mu = hyper[MU : MU + 1]
     for k in prange(K):
         STATUS[k] = _dfop_learn_many(X[k], Y[k], mu, OUT[k], PW[k], L[k], WORK[k], hyper, codes)
-    return _stopped(STATUS)
+    return _count_failed(STATUS, -1)
 
 
 @parallel_kernel
@@ -59,11 +60,7 @@ def _fleet_learn_one(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
         yhat, status = _dfop_learn_one(X[k], Y[k], PW[k], L[k], WORK[k], hyper, codes)
         OUT[k] = yhat
         STATUS[k] = status
-    bad = 0
-    for k in range(K):
-        if STATUS[k] != 0:
-            bad += 1
-    return bad
+    return _count_failed(STATUS, 0)
 
 
 # Predictions take w as row d of PW[k] (C-contiguous, as DFOP passes it), so
@@ -89,7 +86,7 @@ def _fleet_bank_learn_many(X, Y, OUT, PW, A, STATUS):
     K = X.shape[0]
     for k in prange(K):
         STATUS[k] = _bank_learn_many(X[k], Y[k], OUT[k], PW[k], A[k])
-    return _stopped(STATUS)
+    return _count_failed(STATUS, -1)
 
 
 @parallel_kernel
@@ -99,10 +96,7 @@ def _fleet_bank_learn_one(X, Y, OUT, PW, A, STATUS):
     for k in prange(K):
         OUT[k] = _bank_learn_one(X[k], Y[k], PW[k], A[k])
         STATUS[k] = 1 if np.isnan(OUT[k]) else 0
-    bad = 0
-    for k in range(K):
-        bad += STATUS[k]
-    return bad
+    return _count_failed(STATUS, 0)
 
 
 @parallel_kernel
