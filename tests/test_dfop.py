@@ -65,7 +65,7 @@ def test_float32_coef_equals_closed_form_after_every_step(forgetting, keep_prior
     assert _max_rel_dev(W, ref) < 5e-5
 
 
-@pytest.mark.parametrize("d", [4, 30])
+@pytest.mark.parametrize("d", [4, 30, 51])  # 51: the block's pass two rows at a time, then 1
 def test_float32_steps_round_where_the_reference_rounds(d):
     """Bit for bit against tests/reference.py's float32 step: from d = 25, P x,
     u and the pass over P in float32, the careful steps (x^T P x > CAREFUL
@@ -420,10 +420,13 @@ def test_kernel_is_callable_without_the_class():
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize(("d", "forgetting"), [(3, 0.2), (7, 0.05), (10, 0.01), (1, 0.3)])
+@pytest.mark.parametrize(
+    ("d", "forgetting"), [(3, 0.2), (7, 0.05), (10, 0.01), (1, 0.3), (48, 0.2), (51, 0.01)]
+)
 def test_learn_one_equals_learn_many_across_prior_refreshes(d, forgetting, dtype):
     """Bit for bit, also in float32, over many refreshes (the block kernel builds
-    the refresh vector from the updated row k as stored, i.e. rounded to the dtype)."""
+    the refresh vector from the updated row k as stored, i.e. rounded to the dtype;
+    from d = 48 its pass runs two rows per sweep, at 51 with one row left over)."""
     X, y = _linear_stream(400, d, seed=11)
     a, b = DFOP(d, forgetting, dtype=dtype), DFOP(d, forgetting, dtype=dtype)
     loop = np.array([a.learn_one(X[t], y[t]) for t in range(len(X))])

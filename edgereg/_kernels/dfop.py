@@ -54,6 +54,10 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
+# From this d the block's pass over P updates two rows per sweep of the
+# columns (``_two_rows``); below it a row at a time, as measured before
+# (docs/design/dfop.md).
+_TWO_ROWS_FROM = 48
 
 #: From this d a float32 model computes in float32 (issue 18): P x, u and the
 #: pass over P, the part of a step that grows as d^2 (float32 does twice the
@@ -355,6 +359,74 @@ def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
     return least
 
 
+@inline_kernel
+def _entry(row, j, ui, uj, vi, vj, invlam, refresh):
+    """Entry j of a row of P updated and stored: (p - u_i u_j) * invlam, minus
+    v_i v_j when refreshing, each rounded to P's dtype as the stored value
+    is; returns the stored value (what the row-at-a-time passes re-read)."""
+    e = like((row[j] - ui * uj) * invlam, row)
+    if refresh:
+        e = like(e - vi * vj, row)
+    row[j] = e
+    return e
+
+
+@inline_kernel
+def _two_rows(P, u, invlam, v, refresh, xn, acc):
+    """``_downdate_pass`` (``_downdate_refresh_pass`` when ``refresh``, a constant)
+    two rows per sweep of the columns.
+
+    acc_j is read and written once for two rows and u_j (v_j) read once,
+    where a row at a time moves them per row: the pass is bound by loads and
+    stores from d ~ 50. Every entry is the row-at-a-time pass's stored value
+    and acc_j = (acc_j + x_i P_ij) + x_i+1 P_i+1,j sums in its order: the
+    same bits. An odd last row goes alone. (Four rows a sweep gained more
+    at some placements and lost up to 20% at others: docs/design/dfop.md.)
+    """
+    d = u.shape[0]
+    for j in range(d):
+        acc[j] = 0.0
+    least = np.inf
+    i = 0
+    while i + 2 <= d:
+        ua, ub = u[i], u[i + 1]
+        va, vb = v[i], v[i + 1]
+        xa, xb = like(xn[i], acc), like(xn[i + 1], acc)
+        Pa, Pb = P[i], P[i + 1]
+        for j in range(d):
+            uj = u[j]
+            vj = v[j]
+            a = _entry(Pa, j, ua, uj, va, vj, invlam, refresh)
+            b = _entry(Pb, j, ub, uj, vb, vj, invlam, refresh)
+            acc[j] = (acc[j] + xa * a) + xb * b
+        for k in range(i, i + 2):
+            pkk = np.float64(P[k, k])
+            least = pkk if pkk < least else least
+        i += 2
+    if i < d:  # d odd: the last row alone
+        ui = u[i]
+        vi = v[i]
+        xi = like(xn[i], acc)
+        Pi = P[i]
+        for j in range(d):
+            acc[j] += xi * _entry(Pi, j, ui, u[j], vi, v[j], invlam, refresh)
+        pii = np.float64(Pi[i])
+        least = pii if pii < least else least
+    return least
+
+
+@kernel
+def _downdate_pass_2(P, u, invlam, xn, acc):
+    """``_downdate_pass``, two rows per sweep (``_two_rows``): from d = _TWO_ROWS_FROM."""
+    return _two_rows(P, u, invlam, u, False, xn, acc)
+
+
+@kernel
+def _downdate_refresh_pass_2(P, u, invlam, v, xn, acc):
+    """``_downdate_refresh_pass``, two rows per sweep: from d = _TWO_ROWS_FROM."""
+    return _two_rows(P, u, invlam, v, True, xn, acc)
+
+
 @kernel
 def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
     """``_downdate_refresh_pass`` in the small-d form: P <- (P - (px px^T) c) * invlam - v v^T."""
@@ -484,7 +556,9 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
                 k = counts[3]
         xn = X[t + 1] if t + 1 < n else x
         if k < 0:
-            if d > _INLINE_D:
+            if d >= _TWO_ROWS_FROM:
+                pmin = _downdate_pass_2(P, Px, invlam, xn, work)
+            elif d > _INLINE_D:
                 pmin = _downdate_pass(P, Px, invlam, xn, work)
             else:
                 # The same pass inline: for small d the call costs more than
@@ -529,6 +603,8 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
                 v[j] *= rs
             if small:
                 pmin = _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
+            elif d >= _TWO_ROWS_FROM:
+                pmin = _downdate_refresh_pass_2(P, Px, invlam, v, xn, work)
             else:
                 pmin = _downdate_refresh_pass(P, Px, invlam, v, xn, work)
             # learn_one's test after the refresh: every P_ii > 0 (no NaN can
