@@ -94,6 +94,28 @@ def test_keep_prior_false_resets_allocate_nothing_per_step():
     assert many[0] == 200 * one[0] and many[0] == many[1], (one, many)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("forgetting", [0.01, 0.3])
+def test_the_two_row_pass_allocates_nothing_per_step(forgetting, dtype):
+    """DFOP's block pass two rows per sweep (d >= _TWO_ROWS_FROM, beyond the
+    contract cases' sizes), with and without the prior refresh in the pass
+    (at 0.3 a refresh every step), at an odd d (the last row alone)."""
+    import numpy as np
+
+    from edgereg import DFOP
+    from edgereg._kernels.dfop import _TWO_ROWS_FROM
+
+    d = _TWO_ROWS_FROM + 1
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(2_000, d)).astype(dtype)
+    y = X.astype(np.float64) @ rng.normal(size=d)
+    model = DFOP(d, forgetting, dtype=dtype)
+    model.learn_many(X[:10], y[:10])  # compile
+    small = _allocs(lambda: model.learn_many(X[:10], y[:10]))
+    large = _allocs(lambda: model.learn_many(X, y))
+    assert small == large and large[0] == large[1], (small, large)
+
+
 def test_documented_memory_tables_are_nbytes():
     # README's and the Pi guide's memory tables are what `python
     # examples/raspberry_pi.py --memory-table` prints from nbytes() today: a
