@@ -103,7 +103,7 @@ def test_the_two_row_pass_allocates_nothing_per_step(forgetting, dtype):
     import numpy as np
 
     from edgereg import DFOP
-    from edgereg._kernels.dfop import _TWO_ROWS_FROM
+    from edgereg._kernels.dfop_pass import _TWO_ROWS_FROM
 
     d = _TWO_ROWS_FROM + 1
     rng = np.random.default_rng(6)

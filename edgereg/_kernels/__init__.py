@@ -4,7 +4,8 @@
 symmetric mat-vec), ``eigen`` MORES's Jacobi eigensolver and tridiagonal
 solves, ``dtype`` the helpers that keep a float32 model's arithmetic in
 float32; each family's step and block kernels are in ``dfop`` (with
-``guards``, the admission checks, and ``prior``, the bound on P), ``sparse``
+``guards``, the admission checks, ``prior``, the bound on P, and
+``dfop_pass``, the block's pass over P), ``sparse``
 (with ``hashing``, the generator of the projection), ``norma``,
 ``selective`` (the round's helpers and the blocks' layout, with
 ``selective_one``, the one-sample path, and ``selective_block``),

@@ -1,4 +1,4 @@
-"""DFOP's kernels: the G-DFOP step, its guards, the prior refresh, the fused block pass.
+"""DFOP's kernels: the G-DFOP step, its guards, the prior refresh, the block kernel.
 
 SPEC.md section 1. Per sample, with lambda = 1 - mu::
 
@@ -8,10 +8,11 @@ SPEC.md section 1. Per sample, with lambda = 1 - mu::
 
 the rank-one term written so that P stays exactly symmetric, plus the prior
 refresh (one coordinate k gets the pseudo-sample (sqrt(rho) e_k, 0)). The
-numerical argument (symmetry, the refresh's bound on P, the guards, the
-keep_prior=False reset) is docs/design/dfop.md. Every kernel takes plain
-arrays, never allocates, and reports a bad sample with a status before
-writing anything.
+block's pass over P (downdate, forgetting and refresh in one sweep) is in
+``dfop_pass``. The numerical argument (symmetry, the refresh's bound on P,
+the guards, the keep_prior=False reset) is docs/design/dfop.md. Every kernel
+takes plain arrays, never allocates, and reports a bad sample with a status
+before writing anything.
 """
 
 from __future__ import annotations
@@ -21,9 +22,18 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import dfop_pass as _pass_module
 from . import guards as _guards_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
+from .dfop_pass import (
+    _TWO_ROWS_FROM,
+    _downdate_pass,
+    _downdate_pass_2,
+    _downdate_refresh_pass,
+    _downdate_refresh_pass_2,
+    _downdate_refresh_pass_c,
+)
 from .dtype import like, scratch_of
 from .guards import (
     _APPLY,
@@ -54,10 +64,6 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # (Px_i Px_j) c (no sqrt, one more multiply per entry). Both paths of every
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
-# From this d the block's pass over P updates two rows per sweep of the
-# columns (``_two_rows``); below it a row at a time, as measured before
-# (docs/design/dfop.md).
-_TWO_ROWS_FROM = 48
 
 #: From this d a float32 model computes in float32 (issue 18): P x, u and the
 #: pass over P, the part of a step that grows as d^2 (float32 does twice the
@@ -315,140 +321,6 @@ def _dfop_learn_one_packed(x, y, PW, B):
 
 
 @kernel
-def _downdate_pass(P, u, invlam, xn, acc):
-    """P <- (P - u u^T) * invlam and acc = P_new xn, in one pass over P (row by row).
-
-    Returns min diag(P_new) (the block kernel's shortcut of the diagonal check).
-    """
-    d = u.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        ui = u[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - ui * u[j]) * invlam
-            # Re-read the stored value: in float32 it is the rounded one
-            # _symv would see (keeps learn_one == learn_many).
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
-@kernel
-def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
-    """``_downdate_pass`` plus the prior refresh: P <- (P - u u^T) * invlam - v v^T."""
-    d = u.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        ui = u[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - ui * u[j]) * invlam
-            Pi[j] = Pi[j] - vi * v[j]
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
-@inline_kernel
-def _entry(row, j, ui, uj, vi, vj, invlam, refresh):
-    """Entry j of a row of P updated and stored: (p - u_i u_j) * invlam, minus
-    v_i v_j when refreshing, each rounded to P's dtype as the stored value
-    is; returns the stored value (what the row-at-a-time passes re-read)."""
-    e = like((row[j] - ui * uj) * invlam, row)
-    if refresh:
-        e = like(e - vi * vj, row)
-    row[j] = e
-    return e
-
-
-@inline_kernel
-def _two_rows(P, u, invlam, v, refresh, xn, acc):
-    """``_downdate_pass`` (``_downdate_refresh_pass`` when ``refresh``, a constant)
-    two rows per sweep of the columns.
-
-    acc_j is read and written once for two rows and u_j (v_j) read once,
-    where a row at a time moves them per row: the pass is bound by loads and
-    stores from d ~ 50. Every entry is the row-at-a-time pass's stored value
-    and acc_j = (acc_j + x_i P_ij) + x_i+1 P_i+1,j sums in its order: the
-    same bits. An odd last row goes alone. (Four rows a sweep gained more
-    at some placements and lost up to 20% at others: docs/design/dfop.md.)
-    """
-    d = u.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    i = 0
-    while i + 2 <= d:
-        ua, ub = u[i], u[i + 1]
-        va, vb = v[i], v[i + 1]
-        xa, xb = like(xn[i], acc), like(xn[i + 1], acc)
-        Pa, Pb = P[i], P[i + 1]
-        for j in range(d):
-            uj = u[j]
-            vj = v[j]
-            a = _entry(Pa, j, ua, uj, va, vj, invlam, refresh)
-            b = _entry(Pb, j, ub, uj, vb, vj, invlam, refresh)
-            acc[j] = (acc[j] + xa * a) + xb * b
-        for k in range(i, i + 2):
-            pkk = np.float64(P[k, k])
-            least = pkk if pkk < least else least
-        i += 2
-    if i < d:  # d odd: the last row alone
-        ui = u[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            acc[j] += xi * _entry(Pi, j, ui, u[j], vi, v[j], invlam, refresh)
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
-@kernel
-def _downdate_pass_2(P, u, invlam, xn, acc):
-    """``_downdate_pass``, two rows per sweep (``_two_rows``): from d = _TWO_ROWS_FROM."""
-    return _two_rows(P, u, invlam, u, False, xn, acc)
-
-
-@kernel
-def _downdate_refresh_pass_2(P, u, invlam, v, xn, acc):
-    """``_downdate_refresh_pass``, two rows per sweep: from d = _TWO_ROWS_FROM."""
-    return _two_rows(P, u, invlam, v, True, xn, acc)
-
-
-@kernel
-def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
-    """``_downdate_refresh_pass`` in the small-d form: P <- (P - (px px^T) c) * invlam - v v^T."""
-    d = px.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        pi = px[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - (pi * px[j]) * c) * invlam
-            Pi[j] = Pi[j] - vi * v[j]
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
-@kernel
 def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t (:func:`_learn_many_in`)."""
     d = X.shape[1]
@@ -662,6 +534,6 @@ def _dfop_predict_one(x, w):
 # ---------------------------------------------------------------------- models
 
 
-# These kernels call the guards', the prior's and linalg's: recompile them when
-# those change (see _jit).
-recompile_with(globals(), _guards_module, _prior_module, _linalg_module)
+# These kernels call the guards', the prior's, linalg's and the passes over P:
+# recompile them when those change (see _jit).
+recompile_with(globals(), _guards_module, _prior_module, _linalg_module, _pass_module)
