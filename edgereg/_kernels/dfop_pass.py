@@ -29,57 +29,16 @@ from .dtype import like
 _TWO_ROWS_FROM = 48
 
 
-@kernel
-def _downdate_pass(P, u, invlam, xn, acc):
-    """P <- (P - u u^T) * invlam and acc = P_new xn, in one pass over P (row by row).
-
-    Returns min diag(P_new) (the block kernel's shortcut of the diagonal check).
-    """
-    d = u.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        ui = u[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - ui * u[j]) * invlam
-            # Re-read the stored value: in float32 it is the rounded one
-            # _symv would see (keeps learn_one == learn_many).
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
-@kernel
-def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
-    """``_downdate_pass`` plus the prior refresh: P <- (P - u u^T) * invlam - v v^T."""
-    d = u.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        ui = u[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - ui * u[j]) * invlam
-            Pi[j] = Pi[j] - vi * v[j]
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
-
-
 @inline_kernel
-def _entry(row, j, ui, uj, vi, vj, invlam, refresh):
-    """Entry j of a row of P updated and stored: (p - u_i u_j) * invlam, minus
-    v_i v_j when refreshing, each rounded to P's dtype as the stored value
-    is; returns the stored value (what the row-at-a-time passes re-read)."""
-    e = like((row[j] - ui * uj) * invlam, row)
+def _entry(row, j, ui, uj, vi, vj, c, invlam, small, refresh):
+    """Entry j of a row of P updated and stored: (p - u_i u_j) * invlam (with
+    ``small``: (p - (u_i u_j) c) * invlam, u = Px), minus v_i v_j when
+    ``refresh``, each rounded to P's dtype as the stored value is; returns the
+    stored value. ``small`` and ``refresh`` are constants of each caller."""
+    if small:
+        e = like((row[j] - (ui * uj) * c) * invlam, row)
+    else:
+        e = like((row[j] - ui * uj) * invlam, row)
     if refresh:
         e = like(e - vi * vj, row)
     row[j] = e
@@ -87,9 +46,37 @@ def _entry(row, j, ui, uj, vi, vj, invlam, refresh):
 
 
 @inline_kernel
+def _row(P, i, u, c, invlam, v, small, refresh, xn, acc):
+    """Row i of P updated (:func:`_entry`) and acc += xn_i P_new[i]; returns P_new,ii.
+
+    acc takes the stored entry: in float32 the rounded one ``_symv`` would
+    read, which keeps learn_one == learn_many.
+    """
+    ui = u[i]
+    vi = v[i]
+    xi = like(xn[i], acc)
+    Pi = P[i]
+    for j in range(u.shape[0]):
+        acc[j] += xi * _entry(Pi, j, ui, u[j], vi, v[j], c, invlam, small, refresh)
+    return np.float64(Pi[i])
+
+
+@inline_kernel
+def _rows(P, u, c, invlam, v, small, refresh, xn, acc):
+    """The pass a row at a time: acc = P_new xn; returns min diag(P_new)."""
+    d = u.shape[0]
+    for j in range(d):
+        acc[j] = 0.0
+    least = np.inf
+    for i in range(d):
+        pii = _row(P, i, u, c, invlam, v, small, refresh, xn, acc)
+        least = pii if pii < least else least
+    return least
+
+
+@inline_kernel
 def _two_rows(P, u, invlam, v, refresh, xn, acc):
-    """``_downdate_pass`` (``_downdate_refresh_pass`` when ``refresh``, a constant)
-    two rows per sweep of the columns.
+    """``_rows`` (u = Px sqrt(c)) two rows per sweep of the columns; returns min diag(P_new).
 
     acc_j is read and written once for two rows and u_j (v_j) read once,
     where a row at a time moves them per row: the pass is bound by loads and
@@ -111,56 +98,53 @@ def _two_rows(P, u, invlam, v, refresh, xn, acc):
         for j in range(d):
             uj = u[j]
             vj = v[j]
-            a = _entry(Pa, j, ua, uj, va, vj, invlam, refresh)
-            b = _entry(Pb, j, ub, uj, vb, vj, invlam, refresh)
+            a = _entry(Pa, j, ua, uj, va, vj, 1.0, invlam, False, refresh)
+            b = _entry(Pb, j, ub, uj, vb, vj, 1.0, invlam, False, refresh)
             acc[j] = (acc[j] + xa * a) + xb * b
         for k in range(i, i + 2):
             pkk = np.float64(P[k, k])
             least = pkk if pkk < least else least
         i += 2
     if i < d:  # d odd: the last row alone
-        ui = u[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            acc[j] += xi * _entry(Pi, j, ui, u[j], vi, v[j], invlam, refresh)
-        pii = np.float64(Pi[i])
+        pii = _row(P, i, u, 1.0, invlam, v, False, refresh, xn, acc)
         least = pii if pii < least else least
     return least
 
 
+# The kernels the block kernel calls: P <- (P - u u^T) * invlam [- v v^T] and
+# acc = P_new xn in one pass; each returns min diag(P_new) (the block
+# kernel's shortcut of the diagonal check). Separate functions, not inlined:
+# for d > 24 the compiler's code for them is faster (docs/design/dfop.md).
+
+
+@kernel
+def _downdate_pass(P, u, invlam, xn, acc):
+    """P <- (P - u u^T) * invlam, a row at a time (d < _TWO_ROWS_FROM)."""
+    return _rows(P, u, 1.0, invlam, u, False, False, xn, acc)
+
+
+@kernel
+def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
+    """P <- (P - u u^T) * invlam - v v^T, a row at a time (d < _TWO_ROWS_FROM)."""
+    return _rows(P, u, 1.0, invlam, v, False, True, xn, acc)
+
+
+@kernel
+def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
+    """The small-d form (d < 25): P <- (P - (px px^T) c) * invlam - v v^T."""
+    return _rows(P, px, c, invlam, v, True, True, xn, acc)
+
+
 @kernel
 def _downdate_pass_2(P, u, invlam, xn, acc):
-    """``_downdate_pass``, two rows per sweep (``_two_rows``): from d = _TWO_ROWS_FROM."""
+    """P <- (P - u u^T) * invlam, two rows per sweep (d >= _TWO_ROWS_FROM)."""
     return _two_rows(P, u, invlam, u, False, xn, acc)
 
 
 @kernel
 def _downdate_refresh_pass_2(P, u, invlam, v, xn, acc):
-    """``_downdate_refresh_pass``, two rows per sweep: from d = _TWO_ROWS_FROM."""
+    """P <- (P - u u^T) * invlam - v v^T, two rows per sweep (d >= _TWO_ROWS_FROM)."""
     return _two_rows(P, u, invlam, v, True, xn, acc)
-
-
-@kernel
-def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
-    """``_downdate_refresh_pass`` in the small-d form: P <- (P - (px px^T) c) * invlam - v v^T."""
-    d = px.shape[0]
-    for j in range(d):
-        acc[j] = 0.0
-    least = np.inf
-    for i in range(d):
-        pi = px[i]
-        vi = v[i]
-        xi = like(xn[i], acc)
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - (pi * px[j]) * c) * invlam
-            Pi[j] = Pi[j] - vi * v[j]
-            acc[j] += xi * Pi[j]
-        pii = np.float64(Pi[i])
-        least = pii if pii < least else least
-    return least
 
 
 # like() comes from _kernels/dtype.py: recompile these when it changes (see _jit).
