@@ -112,9 +112,10 @@ def _allocate(
     PW = aligned_zeros((d + 1, d), dtype)
     P = PW[:d]
     P[np.diag_indices(d)] = p0
-    # Scratch is a float64 block whatever the dtype: from d = 25 a float32
-    # model sees it as float32 (its P x, u and pass in float32) and keeps its
-    # last third for the float64 P x of a careful step, whose update would
+    # Scratch is a float64 block whatever the dtype: a float32 model in
+    # float32 arithmetic (from d = 25, below it while forgetting <= 1 / d)
+    # sees it as float32 (its P x, u and pass in float32) and keeps its last
+    # third for the float64 P x of a careful step, whose update would
     # otherwise cancel float32-rounded numbers (docs/design/float32.md).
     B = aligned_zeros(python_function(packed_size)(d))
     scratch, L, hyper, codes = python_function(_packed_views)(B, d)
@@ -213,10 +214,11 @@ class DFOP(OnlineModel):
         p0`` (10 p0) is then reset to the prior (P_ii back to p0, its weight
         pulled towards 0), which keeps P bounded and w from bursting.
     dtype : {"float64", "float32"}
-        Precision of the stored w and P. float32 halves the memory and, from
-        d = 25, computes the d^2 part of a step in float32 (faster: 1.5x
-        float64 at d = 200; below d = 25 products are formed in float64 and
-        rounded once; docs/design/float32.md). It holds P only while its
+        Precision of the stored w and P. float32 halves the memory and
+        computes the d^2 part of a step in float32 (faster: 1.5x float64 at
+        d = 200, 1.1-1.2x at d = 16-24), except below d = 25 at a forgetting
+        above 1 / d, where products are formed in float64 and rounded once
+        (docs/design/float32.md). It holds P only while its
         condition number stays below ~1e7: keep p0 * ||x||^2 below ~1e6
         (standardise the inputs). Beyond that a sample whose update would make
         P indefinite is rejected like an invalid one (the state is unchanged).
@@ -444,7 +446,8 @@ class DFOP(OnlineModel):
         return [
             {"n_features": 4},
             {"n_features": 3, "forgetting": 0.05, "task": "classification"},
-            {"n_features": 5, "dtype": "float32"},
+            {"n_features": 5, "dtype": "float32"},  # float32 arithmetic (mu d <= 1)
+            {"n_features": 5, "forgetting": 0.3, "dtype": "float32"},  # float64 arithmetic
             {"n_features": 3, "forgetting": 0.2},  # a prior refresh every step
             {"n_features": 26, "dtype": "float32"},  # float32 arithmetic (FLOAT32_FROM)
         ]

@@ -102,14 +102,15 @@ def dfop_canonical_with_reset(
 
 
 def dfop_float32_step(P: np.ndarray, w: np.ndarray, x: np.ndarray, y: float, lam: float,
-                      careful_from: float) -> bool:
+                      careful_from: float, float32_arithmetic: bool) -> bool:
     """One G-DFOP step of a float32 model, rounding where the kernel rounds (issue 18).
 
     P (d x d) and w are float32 and updated in place; returns whether the step
     was a careful one. Every operation on float32 arrays rounds to float32, as
     the kernel's do: Px = P x summed row by row in float32, w^T x and x^T P x
     in float64, u = Px sqrt(c) rounded to float32, P <- (P - u u^T) / lam in
-    float32 (1 / lam rounded once). Below d = 25, and when x^T P x >
+    float32 (1 / lam rounded once; below d = 25 P <- (P - (Px Px^T) c) / lam,
+    c rounded once). Without ``float32_arithmetic``, and when x^T P x >
     careful_from lam, the step is the float64 one instead: Px in float64,
     P <- (P - Px Px^T c) / lam (or with u, from d = 25) in float64, rounded
     once into P. For the bit-level test only: no guards, no refresh (the
@@ -118,7 +119,7 @@ def dfop_float32_step(P: np.ndarray, w: np.ndarray, x: np.ndarray, y: float, lam
     f32, f64 = np.float32, np.float64
     d = x.shape[0]
     careful = True
-    if d >= 25:
+    if float32_arithmetic:
         Px = np.zeros(d, dtype=f32)
         for i in range(d):
             Px = Px + x[i] * P[i]
@@ -146,6 +147,8 @@ def dfop_float32_step(P: np.ndarray, w: np.ndarray, x: np.ndarray, y: float, lam
             u = Px * math.sqrt(c)
             new = (P.astype(f64) - np.outer(u, u)) * (1.0 / lam)
         P[:] = new.astype(f32)
+    elif d < 25:
+        P[:] = (P - np.outer(Px, Px) * f32(c)) * f32(1.0 / lam)
     else:
         u = (Px.astype(f64) * math.sqrt(c)).astype(f32)
         invlam = f32(1.0 / lam)

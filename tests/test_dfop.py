@@ -65,29 +65,37 @@ def test_float32_coef_equals_closed_form_after_every_step(forgetting, keep_prior
     assert _max_rel_dev(W, ref) < 5e-5
 
 
-@pytest.mark.parametrize("d", [4, 30, 51])  # 51: the block's pass two rows at a time, then 1
-def test_float32_steps_round_where_the_reference_rounds(d):
-    """Bit for bit against tests/reference.py's float32 step: from d = 25, P x,
-    u and the pass over P in float32, the careful steps (x^T P x > CAREFUL
-    lambda: here the first ones, from the prior p0 = 50) in float64; below
-    d = 25 every step in float64 (rounded into float32); learn_one and learn_many."""
+@pytest.mark.parametrize(
+    "d, mu, float32_arithmetic",
+    [
+        (4, 0.05, True),  # below d = 25 while mu d <= 1 (FLOAT32_PERIOD_FROM)
+        (4, 0.3, False),  # mu d = 1.2: float64 arithmetic, rounded into float32
+        (30, 0.05, True),
+        (51, 0.05, True),  # 51: the block's pass two rows at a time, then 1
+    ],
+)
+def test_float32_steps_round_where_the_reference_rounds(d, mu, float32_arithmetic):
+    """Bit for bit against tests/reference.py's float32 step: in float32
+    arithmetic (from d = 25, and below it while mu d <= 1), P x, u and the
+    pass over P in float32, the careful steps (x^T P x > CAREFUL lambda: here
+    the first ones, from the prior p0 = 50) in float64; otherwise every step
+    in float64 (rounded into float32); learn_one and learn_many."""
     from edgereg._kernels.dfop import CAREFUL
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(400, d)).astype(np.float32)
     y = X.astype(np.float64) @ rng.normal(size=d) + 0.1 * rng.normal(size=400)
-    mu = 0.05
     one = DFOP(d, mu, p0=50.0, keep_prior=False, dtype="float32")
     P = (50.0 * np.eye(d)).astype(np.float32)
     w = np.zeros(d, dtype=np.float32)
     kinds = set()
     for t in range(400):
-        kinds.add(dfop_float32_step(P, w, X[t], y[t], 1.0 - mu, CAREFUL))
+        kinds.add(dfop_float32_step(P, w, X[t], y[t], 1.0 - mu, CAREFUL, float32_arithmetic))
         one.learn_one(X[t], y[t])
         assert P.diagonal().max() < 10 * 50.0  # the cap of keep_prior=False never acts
         np.testing.assert_array_equal(one.state.P, P, err_msg=f"step {t}")
         np.testing.assert_array_equal(one.state.w, w, err_msg=f"step {t}")
-    assert kinds == ({True} if d < 25 else {True, False})  # both kinds where both exist
+    assert kinds == ({True, False} if float32_arithmetic else {True})  # both kinds where both exist
     block = DFOP(d, mu, p0=50.0, keep_prior=False, dtype="float32")
     block.learn_many(X, y)
     np.testing.assert_array_equal(block.state.P, P)

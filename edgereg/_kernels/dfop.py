@@ -66,14 +66,19 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
 
-#: From this d a float32 model computes in float32 (issue 18): P x, u and the
+#: A float32 model computes in float32 (issue 18) from this d: P x, u and the
 #: pass over P, the part of a step that grows as d^2 (float32 does twice the
-#: lanes). Below it, float64 arithmetic rounded into float32 storage, as
-#: before: at d = 10 float32 arithmetic gained 6% and its careful steps cost
-#: up to 30% at high forgetting (docs/design/float32.md).
+#: lanes). Below it, only while its forgetting mu <= 1 / d, that is while its
+#: prior refresh period floor(2 / (d mu)) (codes[PERIOD], set with mu) is at
+#: least FLOAT32_PERIOD_FROM: the careful steps below are then rare
+#: (x^T P x / lambda ~ mu d / lambda on average), while at a higher
+#: forgetting most steps of a small model are careful and cost more than
+#: float64 arithmetic rounded into float32 storage, which such a model
+#: keeps (measured: docs/design/float32.md).
 FLOAT32_FROM = _GAIN_BY_SQRT_FROM
+FLOAT32_PERIOD_FROM = 2
 
-#: A float32 step (d >= FLOAT32_FROM) runs in float32 unless
+#: A float32 step (in float32 arithmetic, above) runs in float32 unless
 #: x^T P x > CAREFUL lambda: then the update cancels most of P in the
 #: direction of x (by the factor 1 + x^T P x / lambda), which would amplify
 #: float32's rounding of Px and u as much; that step recomputes Px in float64
@@ -83,9 +88,13 @@ CAREFUL = 16.0
 
 
 @inline_kernel
-def _float32_arithmetic(d, P):
-    """Whether a model's steps compute in float32 (its scratch seen as float32)."""
-    return P.itemsize == 4 and d >= FLOAT32_FROM
+def _float32_arithmetic(d, P, codes):
+    """Whether a model's steps compute in float32 (its scratch seen as float32).
+
+    By d and the model's own forgetting through its refresh period, a
+    constant of the model: per-step forgetting factors (a block's, G-DFOP)
+    do not change it, so learn_one and learn_many decide alike."""
+    return P.itemsize == 4 and (d >= FLOAT32_FROM or codes[PERIOD] >= FLOAT32_PERIOD_FROM)
 
 
 @inline_kernel
@@ -224,11 +233,12 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0, pmin):
     if small:
         for j in range(d):
             w[j] += Px[j] * g
+        cx = like(c, Px)
         for i in range(d):
             ui = Px[i]
             Pi = P[i]
             for j in range(d):
-                Pi[j] = (Pi[j] - (ui * Px[j]) * c) * invlam
+                Pi[j] = (Pi[j] - (ui * Px[j]) * cx) * invlam
     else:
         s = np.float64(math.sqrt(c))  # a float64 factor also without the JIT (NEP 50)
         for j in range(d):
@@ -267,7 +277,7 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
     mu = hyper[MU]
     cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
-    if _float32_arithmetic(d, P):
+    if _float32_arithmetic(d, P, codes):
         Px, _, v = _scratch_views(scratch_of(work, P), d)  # in float32
         yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
@@ -327,7 +337,7 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     d = X.shape[1]
     P = PW[:d]
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
-    if _float32_arithmetic(d, P):
+    if _float32_arithmetic(d, P, codes):
         return _learn_many_in(X, Y, MU, out, PW, L, scratch_of(work, P), Px64, hyper, codes)
     return _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes)
 
@@ -415,6 +425,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
                 w[j] += Px[j] * g
                 Px[j] *= s
         invlam = like(1.0 / lam, Px)
+        cx = like(c, Px)  # the small form's c (below d = 25), in Px's dtype
         counts[0] += 1
         k = -1
         width = 1
@@ -447,7 +458,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
                     xi = like(xn[i], work)
                     Pi = P[i]
                     for j in range(d):
-                        Pi[j] = (Pi[j] - (ui * Px[j]) * c) * invlam
+                        Pi[j] = (Pi[j] - (ui * Px[j]) * cx) * invlam
                         work[j] += xi * Pi[j]
                     pii = np.float64(Pi[i])
                     pmin = pii if pii < pmin else pmin
@@ -463,7 +474,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
                 # The pass's entry, stored: in float32, the rounded entry
                 # that _refresh_prior reads in learn_one (then P[k] is restored).
                 old = Pk[j]
-                v[j] = _entry(Pk, j, uk, Px[j], 0.0, 0.0, c, invlam, small, False)
+                v[j] = _entry(Pk, j, uk, Px[j], 0.0, 0.0, cx, invlam, small, False)
                 Pk[j] = old
             rden = 1.0 + rho * v[k]
             rg = _bounded_pull(rho * w[k] / rden, w, v)

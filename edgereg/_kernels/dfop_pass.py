@@ -65,11 +65,12 @@ def _row(P, i, u, c, invlam, v, small, refresh, xn, acc):
 def _rows(P, u, c, invlam, v, small, refresh, xn, acc):
     """The pass a row at a time: acc = P_new xn; returns min diag(P_new)."""
     d = u.shape[0]
+    cu = like(c, u)  # the small form's c in u's dtype: float32 products stay float32
     for j in range(d):
         acc[j] = 0.0
     least = np.inf
     for i in range(d):
-        pii = _row(P, i, u, c, invlam, v, small, refresh, xn, acc)
+        pii = _row(P, i, u, cu, invlam, v, small, refresh, xn, acc)
         least = pii if pii < least else least
     return least
 
