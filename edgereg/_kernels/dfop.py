@@ -484,7 +484,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
             for j in range(d):
                 v[j] *= rs
             if small:
-                pmin = _downdate_refresh_pass_c(P, Px, c, invlam, v, xn, work)
+                pmin = _downdate_refresh_pass_c(P, Px, cx, invlam, v, xn, work)
             elif d >= _TWO_ROWS_FROM:
                 pmin = _downdate_refresh_pass_2(P, Px, invlam, v, xn, work)
             else:

@@ -65,12 +65,11 @@ def _row(P, i, u, c, invlam, v, small, refresh, xn, acc):
 def _rows(P, u, c, invlam, v, small, refresh, xn, acc):
     """The pass a row at a time: acc = P_new xn; returns min diag(P_new)."""
     d = u.shape[0]
-    cu = like(c, u)  # the small form's c in u's dtype: float32 products stay float32
     for j in range(d):
         acc[j] = 0.0
     least = np.inf
     for i in range(d):
-        pii = _row(P, i, u, cu, invlam, v, small, refresh, xn, acc)
+        pii = _row(P, i, u, c, invlam, v, small, refresh, xn, acc)
         least = pii if pii < least else least
     return least
 
@@ -132,7 +131,8 @@ def _downdate_refresh_pass(P, u, invlam, v, xn, acc):
 
 @kernel
 def _downdate_refresh_pass_c(P, px, c, invlam, v, xn, acc):
-    """The small-d form (d < 25): P <- (P - (px px^T) c) * invlam - v v^T."""
+    """The small-d form (d < 25): P <- (P - (px px^T) c) * invlam - v v^T, c in
+    px's dtype (the caller's ``like``: a float32 product stays float32)."""
     return _rows(P, px, c, invlam, v, True, True, xn, acc)
 
 
