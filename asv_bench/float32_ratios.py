@@ -8,7 +8,7 @@ both dtypes of each built side by side and timed call by call in alternating
 order (7 rounds, medians): the ratio is then free of the drift between
 separate processes on a shared machine (see ``same_process.py``).
 
-``--dfop``: issue 18's table, DFOP learn_many in float64 and float32 beside
+``--dfop``: docs/design/float32.md's table, DFOP learn_many in float64 and float32 beside
 the study's fused float64 kernel (``bench_dfop``'s sizes and forgetting, d =
 10, 50 and 200 unless given; 25 rounds).
 """

@@ -47,7 +47,7 @@ many("MORES learn_many d=10 m=3", lambda: edgereg.MORES(10, 3), X, Y)
 many("SOMOR learn_many d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y)
 many("PARegressor learn_many d=10 m=3", lambda: edgereg.PARegressor(10, 3), X, Y)
 one("SOMOR learn_one d=10 m=3", lambda: edgereg.SOMOR(10, 3), X, Y, n=20_000)
-def sampler(d):  # the SPEC switch test in every commit (the e-process is the default from 17)
+def sampler(d):  # the demo-classifier test exists in every commit
     try:
         return edgereg.SelectiveSampler(d, switch_test="spec")
     except TypeError:

@@ -2,7 +2,7 @@
 
 Every model keeps a fixed-size state in preallocated arrays and learns one
 sample (``learn_one``) or a block (``learn_many``) at a time with compiled
-kernels that allocate nothing per step. Each module cites its SPEC section.
+kernels that allocate nothing per step. The algorithms: docs/algorithms/.
 
 Model modules are imported on first use (PEP 562), so ``from edgereg import
 DFOP`` on a device loads DFOP's kernels only: cold start is part of the

@@ -105,8 +105,8 @@ class OnlineModel:
     dtype: np.dtype
     on_invalid: str
 
-    #: The class that ``forgetting="auto"`` makes of this one (issue 16:
-    #: ``DFOP(..., forgetting="auto")`` is a DFOPBank). Read for the class
+    #: The class that ``forgetting="auto"`` makes of this one
+    #: (``DFOP(..., forgetting="auto")`` is a DFOPBank). Read for the class
     #: that sets it only, not for its subclasses (RLS, the banks themselves).
     _auto_bank: ClassVar[str | None] = None
     _forgetting_at: ClassVar[int] = -1  # its position among __init__'s arguments

@@ -1,6 +1,6 @@
 """The Python layer the three NORMA classes share: state, allocation, validation, persistence.
 
-Not public: the classes are ``edgereg/norma.py`` (SPEC.md section 3), the
+Not public: the classes are ``edgereg/norma.py`` (docs/algorithms/norma.md), the
 kernels ``edgereg/_kernels/norma.py``.
 """
 

@@ -1,4 +1,4 @@
-"""DFOPBank: DFOP whose forgetting factor tunes itself (issue 16).
+"""DFOPBank: DFOP whose forgetting factor tunes itself (docs/algorithms/dfop.md).
 
 ``DFOP(n_features, forgetting="auto")`` builds one. It runs K DFOPs side by
 side, one per forgetting factor of a log grid (by default 0, 1e-3, 3e-3,
@@ -45,15 +45,15 @@ from ._validate import check_dtype, check_float, check_int, check_on_invalid
 from .dfop import DFOP, dfop_constants, init_dfop_parameters, refresh_period
 from .fleet import Fleet
 
-__all__ = ["DFOPBank", "FleetBank", "DEFAULT_GRID", "ISSUE_GRID"]
+__all__ = ["DFOPBank", "FleetBank", "DEFAULT_GRID", "STUDY_GRID"]
 
-#: The forgetting factors of the default bank: issue 16's grid without 1e-4
+#: The forgetting factors of the default bank: the study's grid without 1e-4
 #: and 3e-4, which were never the best fixed choice on the paper's streams;
-#: the 8-member grid (ISSUE_GRID) is within 0.1 point of it on every stream
+#: the 8-member grid (STUDY_GRID) is within 0.1 point of it on every stream
 #: and 1.3x slower (docs/design/auto-forgetting.md).
 DEFAULT_GRID = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
-#: Issue 16's grid, on which the study chose the aggregation's settings.
-ISSUE_GRID = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+#: The grid on which the study chose the aggregation's settings.
+STUDY_GRID = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
 
 
 class DFOPBankState(NamedTuple):

@@ -1,4 +1,4 @@
-"""DFOP: forgetting-factor recursive least squares (SPEC.md section 1).
+"""DFOP: forgetting-factor recursive least squares (docs/algorithms/dfop.md).
 
 Distribution-free one-pass learning (Zhao & Zhou) minimises, at every step t,
 the exponentially discounted squared loss with the prior P0 = p0 I,
@@ -53,7 +53,7 @@ from ._validate import (
 
 __all__ = ["DFOP", "RLS", "DFOPState"]
 
-#: Largest prior variance accepted (issue 15; measured: p0 = 1e10 with inputs
+#: Largest prior variance accepted (measured: p0 = 1e10 with inputs
 #: of norm 2e3 had 16% of samples refused as making P indefinite, 1e8 none).
 MAX_P0 = 1e8
 _TASKS = ("regression", "classification")
@@ -168,7 +168,7 @@ def refresh_period(n_features: int, forgetting: float) -> int:
 
 
 class DFOP(OnlineModel):
-    r"""Distribution-free one-pass learner: forgetting-factor RLS (SPEC.md section 1).
+    r"""Distribution-free one-pass learner: forgetting-factor RLS (docs/algorithms/dfop.md).
 
     Minimises the exponentially discounted squared loss in one pass with
     O(d^2) memory and time per sample, forgetting the past at rate ``forgetting``:
@@ -209,7 +209,7 @@ class DFOP(OnlineModel):
         docstring), which bounds P at every forgetting: P <= p0 (1 - l^T) /
         (T mu l^T) I with l = 1 - mu and T <= about 2 / mu (3.2 p0 at small
         mu, 55 p0 at mu = 0.9; docs/design/dfop.md). False is the canonical
-        update of SPEC section 1 (for reproduction), whose P winds up under
+        update of docs/algorithms/dfop.md (for reproduction), whose P winds up under
         poor excitation: a coordinate whose variance passes ``MAX_VARIANCE *
         p0`` (10 p0) is then reset to the prior (P_ii back to p0, its weight
         pulled towards 0), which keeps P bounded and w from bursting.
@@ -454,7 +454,7 @@ class DFOP(OnlineModel):
 
 
 class RLS(DFOP):
-    """Recursive least squares: :class:`DFOP` with forgetting 0 (SPEC.md section 1).
+    """Recursive least squares: :class:`DFOP` with forgetting 0 (docs/algorithms/dfop.md).
 
     Minimises the undiscounted squared loss plus the prior ||w||^2 / p0; all
     samples weigh the same forever (nothing is forgotten, so the prior needs

@@ -1,4 +1,4 @@
-r"""DriftAlarm: an anytime-valid drift alarm on a regressor's prequential predictions (issue 17).
+r"""DriftAlarm: an anytime-valid drift alarm on a regressor's prequential predictions.
 
 Wraps a regressor (DFOP with a fixed or automatic forgetting factor, RLS,
 NORMARegressor, ...): every sample is learnt by the model, and its

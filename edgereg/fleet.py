@@ -11,7 +11,7 @@ and updates all of them from one call of a numba kernel that runs
 ``prange`` over the models. Each model runs *the DFOP kernels themselves*
 (``_dfop_learn_many`` / ``_dfop_learn_one`` on the model's slices,
 which are views inside njit), so a fleet is bit for bit the same as K separate
-:class:`~edgereg.DFOP` objects fed the same rows (SPEC.md section 1; tested),
+:class:`~edgereg.DFOP` objects fed the same rows (docs/algorithms/dfop.md; tested),
 and nothing is allocated per step.
 The kernels are ``edgereg/_kernels/fleet.py``.
 """
@@ -130,7 +130,7 @@ class FleetInvalidInputError(ValueError):
 
 
 class Fleet(OnlineModel):
-    r"""K independent DFOP models of one configuration, updated together (SPEC.md section 1).
+    r"""K independent DFOP models of one configuration, updated together (docs/algorithms/dfop.md).
 
     Every model k minimises its own discounted squared loss exactly as a
     :class:`~edgereg.DFOP` with the same parameters would,

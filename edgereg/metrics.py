@@ -1,4 +1,4 @@
-"""Prequential evaluation metrics, SPEC.md section 6.
+"""Prequential evaluation metrics, docs/algorithms/streams_and_metrics.md.
 
 Two layers, like the models:
 
@@ -111,7 +111,7 @@ def _correct(y_true: Any, y_pred: Any) -> np.ndarray:
 
 
 def accuracy(y_true: Any, y_pred: Any) -> float:
-    """Fraction of exact matches, (1/n) sum_t 1[yhat_t = y_t] (SPEC.md section 6).
+    """Fraction of exact matches, (1/n) sum_t 1[yhat_t = y_t] (docs/algorithms/).
 
     Labels are compared as given (edgereg classifiers predict -1.0 / +1.0).
     Returns NaN for empty arrays.
@@ -163,7 +163,7 @@ def _window_sums(v: np.ndarray, window: int) -> np.ndarray:
 def prequential_mean(
     values: Any, *, window: int | None = None, alpha: float | None = None
 ) -> np.ndarray:
-    """Running, sliding-window or fading mean of per-sample scores (SPEC.md section 6).
+    """Running, sliding-window or fading mean of per-sample scores (docs/algorithms/).
 
     With s_i the score of sample i (a 0/1 hit, a squared error, ...), entry t
     (0-based) of the result is
@@ -279,7 +279,7 @@ def holdout_accuracy(model: Any, X_test: Any, y_test: Any) -> float:
     """Accuracy of ``model.predict_many(X_test)`` on a held-out set (no learning).
 
     Draw ``(X_test, y_test)`` from the current concept of a synthetic stream
-    (SPEC.md section 6). Labels are compared as given: pass ``y_test`` in
+    (docs/algorithms/streams_and_metrics.md). Labels are compared as given: pass ``y_test`` in
     {-1, +1} for edgereg classifiers.
     """
     return accuracy(y_test, model.predict_many(X_test))
@@ -289,7 +289,7 @@ def holdout_accuracy(model: Any, X_test: Any, y_test: Any) -> float:
 
 
 class RunningMetric:
-    """Prequential accuracy / MSE / MAE updated one sample at a time (SPEC.md section 6).
+    """Prequential accuracy / MSE / MAE updated one sample at a time (docs/algorithms/).
 
     Parameters
     ----------

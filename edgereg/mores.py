@@ -1,9 +1,9 @@
-"""MORES and its baselines: online multiple-output regression (SPEC.md section 5).
+"""MORES and its baselines: online multiple-output regression (docs/algorithms/mores.md).
 
 Three models predict m outputs at once, yhat = W^T x with W in R^{D x m}
 (D = d + 1 when ``fit_intercept``: a constant-1 input is appended internally):
 
-* :class:`MORES` - the structured model of SPEC.md section 5.1. It keeps the
+* :class:`MORES` - the structured model of docs/algorithms/mores.md. It keeps the
   discounted statistics
       M_t = mu M_{t-1} + x_t x_t^T,  N_t = mu N_{t-1} + x_t y_t^T,
       Q_t = mu Q_{t-1} + y_t y_t^T
@@ -46,7 +46,7 @@ from ._validate import as_row, as_scalar, check_float, check_int
 
 __all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState"]
 
-#: Largest C accepted by MORES (issue 15; measured on inputs of scale 1e-3..1e3,
+#: Largest C accepted by MORES (measured on inputs of scale 1e-3..1e3,
 #: both dtypes: C = 1e8 refuses none, 1e10 refuses 10 of 500 float32 samples
 #: at scale 1e3, 1e12 refuses 425).
 MAX_C = 1e8
@@ -190,7 +190,7 @@ class _MultiOutput(OnlineModel):
 
 
 class MORES(_MultiOutput):
-    r"""Dynamic-structure online multiple-output regression (SPEC.md section 5.1).
+    r"""Dynamic-structure online multiple-output regression (docs/algorithms/mores.md).
 
     Predicts y in R^m as yhat = W^T x and learns, after each sample, the
     coefficients W together with two m x m structure matrices by one sweep of
@@ -216,7 +216,7 @@ class MORES(_MultiOutput):
 
     S and Omega stay symmetric positive definite with eigenvalues in (0, 1].
     This objective is edgereg's reconstruction of the paper's (whose formulas
-    are not available); see SPEC.md section 5.1.
+    are not available); see docs/algorithms/mores.md.
 
     Parameters
     ----------
@@ -412,7 +412,7 @@ class _LinearMultiOutput(_MultiOutput):
 
 
 class SOMOR(_LinearMultiOutput):
-    r"""Simple online multiple-output regression (SPEC.md section 5.1, "SOMOR").
+    r"""Simple online multiple-output regression (docs/algorithms/mores.md, "SOMOR").
 
     The paper's simple formulation (Omega = S = I, no history): a
     multi-output passive-aggressive step
@@ -484,7 +484,7 @@ class PARegressor(_LinearMultiOutput):
         \tau_j = l_j / (\|x\|^2 + 1/(2C)) \ \text{(PA-II)},
 
     with x including the constant-1 input when fitting an intercept. The
-    paper's PA-I / PA-II baselines of MORES (SPEC.md section 5).
+    paper's PA-I / PA-II baselines of MORES (docs/algorithms/mores.md).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Budgeted NORMA: online learning with kernels (SPEC.md section 3).
+"""Budgeted NORMA: online learning with kernels (docs/algorithms/norma.md).
 
 NORMA (Kivinen, Smola & Williamson) is stochastic gradient descent in a
 reproducing-kernel Hilbert space on the regularised risk
@@ -29,7 +29,7 @@ __all__ = ["NORMAClassifier", "NORMANovelty", "NORMARegressor", "NORMAState"]
 
 
 class NORMAClassifier(_NORMA):
-    r"""Budgeted NORMA binary classifier, soft margin or nu-trick (SPEC.md section 3).
+    r"""Budgeted NORMA binary classifier, soft margin or nu-trick (docs/algorithms/norma.md).
 
     Loss max(0, rho - y g(x)) (``margin=rho``), or with ``nu`` the nu-trick
     loss max(0, rho - y g(x)) - nu rho with rho learnt. On a margin error
@@ -162,7 +162,7 @@ class NORMAClassifier(_NORMA):
 
 
 class NORMARegressor(_NORMA):
-    r"""Budgeted NORMA regression: squared, epsilon-insensitive or Huber loss (SPEC.md section 3).
+    r"""Budgeted NORMA regression, squared, epsilon-insensitive or Huber (docs/algorithms/norma.md).
 
     With delta = y - g(x) the new coefficient alpha_t = -eta_t dl/dg is
 
@@ -286,7 +286,7 @@ class NORMARegressor(_NORMA):
 
 
 class NORMANovelty(_NORMA):
-    r"""Budgeted NORMA novelty detection with the nu-trick (SPEC.md section 3).
+    r"""Budgeted NORMA novelty detection with the nu-trick (docs/algorithms/norma.md).
 
     Loss max(0, rho - f(x)) - nu rho, no target. On each sample:
 
@@ -301,7 +301,7 @@ class NORMANovelty(_NORMA):
     {params}
         Must stay False here: rho already plays the role of the offset, and a
         learnt b moving with it would make the flagged fraction nu / 2
-        instead of nu (SPEC's rules have no offset for novelty).
+        instead of nu (docs/algorithms/norma.md).
     nu : float in (0, 1], default 0.1 (keyword-only)
 
     Attributes

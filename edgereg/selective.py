@@ -1,4 +1,4 @@
-r"""Selective sampling with switch detection: BBQ + a switch test (SPEC.md section 4).
+r"""Selective sampling with switch detection: BBQ + a switch test (docs/algorithms/selective.md).
 
 A linear classifier y in {-1, +1} that asks for few labels (the BBQ rule of
 Cesa-Bianchi, Gentile & Orabona) and restarts itself when the concept
@@ -6,9 +6,9 @@ switches, as in "Learning Drifting Data Using Selective Sampling". With
 A_{t-1} = I + sum_{queried i} x_i x_i^T, r' = x_t^T A_{t-1}^-1 x_t and
 r_t = r' / (1 + r'), round t asks for y_t iff r_t > t^-kappa. The switch
 test is, by default, an anytime-valid change-point e-process on the labels
-of the rounds where the classifier is most confident (issue 17: P(a false
+of the rounds where the classifier is most confident (P(a false
 switch in a stationary epoch) <= delta); ``switch_test="spec"`` is the
-SPEC's |w_t^T x_t - h_t^T x_t| > K_t against a demo classifier h.
+source's |w_t^T x_t - h_t^T x_t| > K_t against a demo classifier h.
 
 This module holds the class; the kernels are ``edgereg/_kernels/selective.py``
 (with ``selective_spec.py`` and ``eprocess.py`` for the two tests); the
@@ -81,7 +81,7 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 
 class SelectiveState(NamedTuple):
     """What a SelectiveSampler has learnt: 2 d^2 + (C + 2) d + C values of the
-    dtype (C: the window's capacity, window_max for the SPEC test, else 0),
+    dtype (C: the window's capacity, window_max for the demo-classifier test, else 0),
     64 + 10 int64 and the e-process's 3 d^2 + 3 d + 24 float64 (none without
     it); its workspace adds 2 d of the dtype and 3 d + 16 float64."""
 
@@ -169,7 +169,7 @@ def _label_values(Y: Any, n: int) -> np.ndarray:
 
 
 class SelectiveSampler(OnlineModel):
-    r"""BBQ selective sampler with switch detection (SPEC.md section 4).
+    r"""BBQ selective sampler with switch detection (docs/algorithms/selective.md).
 
     A linear classifier that asks for the label of x_t only when
     r_t = x_t^T A_t^{-1} x_t > t^-kappa (it is then uncertain about x_t),
@@ -179,7 +179,7 @@ class SelectiveSampler(OnlineModel):
     round in ``test_every``, those where it is most confident, and declares
     a switch when a change-point e-process on them reaches 1 / delta
     (docs/design/selective.md has the proof and every choice made where the
-    SPEC is open).
+    source is open).
 
     Parameters
     ----------
@@ -196,7 +196,7 @@ class SelectiveSampler(OnlineModel):
         docs/design/selective.md): P(any false switch in a stationary epoch)
         <= delta, for any input sequence, and a switch is found within
         ~1,000 rounds (sign flip, d = 10) at any epoch length. Every
-        ``test_every``-th round's label is asked for it. "spec": SPEC.md's
+        ``test_every``-th round's label is asked for it. "spec": the source's
         C_t > K_t against a demo classifier (for reproduction; its
         guarantee is <= 2 delta, and it is much slower to fire).
     delta : float in (0, 1), default 0.1
@@ -344,14 +344,14 @@ class SelectiveSampler(OnlineModel):
 
     @classmethod
     def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        """A file written before issue 17 holds the SPEC test's state: it resumes with it."""
+        """A file written before the e-process test holds the demo test's state: resume it."""
         if isinstance(params, dict) and "switch_test" not in params:
             params = {**params, "switch_test": "spec"}
         return params
 
     def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
         if "switch_test" not in arrays and self._state.switch_test.shape[0] == 0:
-            arrays = {**arrays, "switch_test": np.zeros(0)}  # written before issue 17
+            arrays = {**arrays, "switch_test": np.zeros(0)}  # written before the e-process test
         super()._copy_state_in(arrays, source)
 
     def _bind_state(self) -> None:

@@ -1,8 +1,8 @@
-"""SparseDFOPBank: SparseDFOP whose forgetting factor tunes itself (issue 16).
+"""SparseDFOPBank: SparseDFOP whose forgetting factor tunes itself (docs/algorithms/sparse_dfop.md).
 
 ``SparseDFOP(n_features, n_components, forgetting="auto")`` builds one: the
-random projection psi = M x of :class:`~edgereg.SparseDFOP` (SPEC.md section
-2), then a :class:`~edgereg.DFOPBank` on psi (``_kernels/sparse.py``'s
+random projection psi = M x of :class:`~edgereg.SparseDFOP` (docs/algorithms/
+sparse_dfop.md), then a :class:`~edgereg.DFOPBank` on psi (``_kernels/sparse.py``'s
 ``_sparse_bank_`` kernels: the same projections, the bank's kernels).
 """
 

@@ -1,7 +1,7 @@
-"""Sparse-DFOP: DFOP on a random projection of sparse inputs (SPEC.md section 2).
+"""Sparse-DFOP: DFOP on a random projection of sparse inputs (docs/algorithms/sparse_dfop.md).
 
 For high-dimensional sparse inputs x in R^D (bag of words, D up to 10^6) the
-learner runs DFOP's update (SPEC.md section 1) on the compressed input
+learner runs DFOP's update (docs/algorithms/dfop.md) on the compressed input
 
     psi_t = M x_t,   M in R^{d x D},  M_ij ~ N(0, 1/d) i.i.d.,   d << D,
 
@@ -107,7 +107,7 @@ class _CSR(NamedTuple):
 
 # --------------------------------------------------------------------- model
 class SparseDFOP(DFOP):
-    r"""DFOP on a random projection psi = M x of sparse inputs (SPEC.md section 2).
+    r"""DFOP on a random projection psi = M x of sparse inputs (docs/algorithms/sparse_dfop.md).
 
     Runs the forgetting-factor RLS of :class:`DFOP` on the compressed input
     psi_t = M x_t in R^d (M in R^{d x D}, entries N(0, 1/d) or +-1/sqrt(d)),
@@ -459,7 +459,7 @@ class SparseDFOP(DFOP):
     def recover(
         self, sparsity: int, method: str = "l1", *, coef: str = "lstsq", tol: float = 1e-10
     ) -> np.ndarray:
-        """Estimate the uncompressed weights w in R^D from v (SPEC.md section 2, RECOVER).
+        """Estimate the uncompressed weights w in R^D from v (docs/algorithms/sparse_dfop.md).
 
         ``method="l1"``: basis pursuit ``min ||w||_1 s.t. M w = v`` as the linear
         program ``min 1^T (w+ + w-) s.t. [M, -M] [w+; w-] = v, w+- >= 0``
@@ -472,7 +472,7 @@ class SparseDFOP(DFOP):
 
         Both find the support S; ``coef`` says which values go on it:
 
-        * ``"lstsq"`` (default): w_S = argmin ||M_S w_S - v|| (the SPEC's model
+        * ``"lstsq"`` (default): w_S = argmin ||M_S w_S - v|| (the model
           v = M w; exact when v is the projection of an s-sparse w, and it
           removes the bias the truncation leaves).
         * ``"effective"``: w_S = (M^T v)_S, the weights the model really applies

@@ -1,4 +1,4 @@
-"""NORMA on drifting and switching Gaussian-mixture streams (SPEC.md sections 3 and 7).
+"""NORMA on drifting and switching Gaussian-mixture streams (docs/algorithms/norma.md and 7).
 
 The shape of Kivinen, Smola & Williamson's experiment: cumulative prequential
 mistakes of the kernel perceptron (margin 0, no regularisation, unbudgeted),

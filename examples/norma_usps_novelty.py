@@ -1,4 +1,4 @@
-"""NORMANovelty on the USPS handwritten digits (SPEC.md section 3).
+"""NORMANovelty on the USPS handwritten digits (docs/algorithms/norma.md).
 
 Learns the digits in one pass (nu = 0.1: about a tenth of them are flagged
 and stored) and prints the most novel ones, i.e. the lowest f(x) - rho under

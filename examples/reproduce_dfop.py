@@ -28,12 +28,12 @@ real data), as implemented here:
   paper's Algorithm 1 predicts w_t.x_t *after* the update that used y_t; that
   figure is also computed, labelled as such, to make the difference visible.
 * Paper's numbers: Table 1 (DFOP's accuracy), Table 4 (MSE x 100) and
-  Table 5 (the mu the paper used), as quoted in issue 16. The paper's
+  Table 5 (the mu the paper used), as quoted in docs/results.md. The paper's
   regression figures predict after the update (its Algorithm 1): compare
   them with the "after update" column, not the prequential ones. Its
   powersupply task is not ours (ours: hour >= 12, two classes), and it gives
   one figure for its hyperplane stream (ours: nine streams).
-* Columns for the forgetting factor (issue 16): ours with the paper's mu
+* Columns for the forgetting factor: ours with the paper's mu
   (Table 5, where given), ours with the prefix rule above, the best mu of
   the grid chosen in hindsight on the whole sub-streams (what no deployed
   model can know), and ``forgetting="auto"`` (a DFOPBank, no mu given; its
@@ -233,7 +233,7 @@ HEADER = ("| dataset | T | d | paper (Table 1 / 4) | ours, paper's mu (Table 5) 
 
 
 def auto_summary(rows: list[dict[str, Any]]) -> list[str]:
-    """Issue 16's targets, read off the rows: auto against the best fixed mu in hindsight."""
+    """The self-tuning targets, read off the rows: auto against the best fixed mu in hindsight."""
     out = []
     cls = [r for r in rows if r["task"] == "classification"]
     if cls:
@@ -295,7 +295,7 @@ def write_markdown(path: Path, rows: list[dict[str, Any]], command: str, seconds
         "the paper's Algorithm 1, which predicts w_t.x_t after the update that used y_t "
         "(a leak), shown only for comparison.",
         "",
-        "Forgetting factor columns (issue 16): the paper's figures (Table 1 accuracy; Table 4 "
+        "Forgetting factor columns: the paper's figures (Table 1 accuracy; Table 4 "
         "MSE x 100, divided by 100 here, which the paper measures after the update: compare "
         "them with the after-update column) and ours with the paper's mu (Table 5, where "
         "given; prequential); the best mu of the grid chosen in hindsight on the whole "

@@ -1,8 +1,8 @@
-"""Statistical evaluation of SelectiveSampler's switch tests (SPEC.md section 4, issue 17).
+"""Statistical evaluation of SelectiveSampler's switch tests (docs/algorithms/selective.md).
 
 Measures, on ``edgereg.streams.switch_stream`` (unit-norm x, E[y|x] = c^T x),
 for the e-process test (``switch_test="eprocess"``, the default) and the
-SPEC's C_t > K_t (``"spec"``):
+source's C_t > K_t (``"spec"``):
 
 1. false switches on stationary streams (P(any) <= delta = 0.1 promised);
 2. detection after one switch at ||u - v|| in {2, 1, 0.5} and several tau:
@@ -13,7 +13,7 @@ SPEC's C_t > K_t (``"spec"``):
 5. the bundled real streams (elec2, weather): accuracy and switches declared.
 
 Usage: ``python examples/selective_evaluation.py [--n N] [--seeds S]``
-(the issue-17 tables: ``--n 100000 --seeds 20``; CI: ``--n 40000 --seeds 2``).
+(the tables of docs/design/selective.md: ``--n 100000 --seeds 20``; CI: ``--n 40000 --seeds 2``).
 """
 
 from __future__ import annotations

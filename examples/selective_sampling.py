@@ -1,4 +1,4 @@
-"""A drifting sensor: selective sampling with switch detection (SPEC.md section 4).
+"""A drifting sensor: selective sampling with switch detection (docs/algorithms/selective.md).
 
 A sensor's decision boundary jumps several times (a recalibration, a moved
 device). Labels are expensive (a technician's check), so SelectiveSampler asks
@@ -9,7 +9,7 @@ and the query times if matplotlib is installed.
 
 Usage: ``python examples/selective_sampling.py [--n N]`` (CI: ``--n 40000``).
 
-The switch test (SPEC.md section 4) compares the estimator with a demo
+The switch test (docs/algorithms/selective.md) compares the estimator with a demo
 classifier trained on the last L_t = window0 + floor(sqrt(t)) labelled
 examples; with the default window0 = 50, three sensor channels and this label
 noise it needs windows of about 150 examples to clear its threshold K_t, so a

@@ -1,4 +1,4 @@
-"""Sparse-DFOP vs DFOP on the SPEC's sparse state-space stream (SPEC.md section 2).
+"""Sparse-DFOP vs DFOP on the paper's sparse state-space stream (docs/algorithms/sparse_dfop.md).
 
 D = 1000, s = 10 non-zeros, w_t jumping every 500 steps; DFOP on the dense
 input (d = D = 1000) against Sparse-DFOP with d = 100, both mu = 2e-3.

@@ -1,4 +1,4 @@
-"""Sparse-DFOP on the paper's Table 3 datasets: prequential accuracy (SPEC.md section 2).
+"""Sparse-DFOP on the paper's Table 3 datasets, prequential (docs/algorithms/sparse_dfop.md).
 
 Protocol: each dataset is one stream in file order (the order the loaders
 give; it is not shuffled, so the runs differ only in the projection); every
@@ -8,7 +8,7 @@ stream. ``--runs`` runs with projection seeds 0, 1, ...; mean +- std reported
 next to the paper's figures. Settings, fixed in advance (no tuning on the
 test stream): d = 100 components (hashed Gaussian projection), mu = 1e-3
 (these sets have no known drift: a long forgetting period), p0 = 100. The
-paper's own split and d/mu are not given in SPEC.md; its figures are quoted
+paper's own split and d/mu are not given in the paper; its figures are quoted
 for orientation only.
 
     python examples/sparse_dfop_table3.py [--runs 10] [--n N] [--spam] [--data-root DIR]

@@ -1,6 +1,6 @@
 """Slow, obviously-correct references for every kernel (stumpy's tests/naive.py idea).
 
-Written straight from the equations of SPEC.md with NumPy and SciPy, without
+Written straight from the equations of docs/algorithms/ with NumPy and SciPy, without
 any of the tricks the kernels use. One section per model; tests compare a
 kernel with its reference after every step of a stream.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from edgereg._kernels.prior import _WIDTH_SLACK
 
 # ----------------------------------------------------------------------------
-# DFOP (SPEC section 1)
+# DFOP (docs/algorithms/dfop.md)
 # ----------------------------------------------------------------------------
 
 
@@ -103,7 +103,7 @@ def dfop_canonical_with_reset(
 
 def dfop_float32_step(P: np.ndarray, w: np.ndarray, x: np.ndarray, y: float, lam: float,
                       careful_from: float, float32_arithmetic: bool) -> bool:
-    """One G-DFOP step of a float32 model, rounding where the kernel rounds (issue 18).
+    """One G-DFOP step of a float32 model, rounding where the kernel rounds.
 
     P (d x d) and w are float32 and updated in place; returns whether the step
     was a careful one. Every operation on float32 arrays rounds to float32, as
@@ -179,7 +179,7 @@ def textbook_rls(
 
 
 # ----------------------------------------------------------------------------
-# NORMA (SPEC section 3)
+# NORMA (docs/algorithms/norma.md)
 # ----------------------------------------------------------------------------
 
 
@@ -216,7 +216,7 @@ def norma(
     rho0: float = 0.0,
     budget: int | None = None,
 ) -> dict[str, list]:
-    """NORMA written naively from SPEC section 3: a Python list of terms.
+    """NORMA written naively from docs/algorithms/norma.md: a Python list of terms.
 
     ``variant`` is one of "hinge", "hinge_nu", "novelty", "squared",
     "epsilon", "epsilon_nu", "huber", "huber_nu"; ``rho0`` is the initial
@@ -299,7 +299,7 @@ def norma(
 
 
 # ----------------------------------------------------------------------------
-# MORES, SOMOR, PA-I/II (SPEC section 5 and 5.1)
+# MORES, SOMOR, PA-I/II (docs/algorithms/mores.md and 5.1)
 # ----------------------------------------------------------------------------
 
 
@@ -387,7 +387,7 @@ def mores_w_step_eigh(W0, Om, S, M, N, C) -> np.ndarray:
 
 
 def mores_reference(X, Y, C=1.0, mu=0.99, gamma=1.0, tau=100.0, fit_intercept=True):
-    """Full reference MORES: the states after every step, straight from SPEC 5.1.
+    """Full reference MORES: the states after every step, straight from docs/algorithms/mores.md.
 
     Returns a list of dicts with keys W, S, Omega, M, N, Q, yhat (the
     prequential prediction of that step). M, N, Q are recomputed as explicit
@@ -463,7 +463,7 @@ def pa_reference(X, Y, variant, C, epsilon, fit_intercept=True):
 
 
 # ----------------------------------------------------------------------------
-# Selective sampling with switch detection (SPEC section 4)
+# Selective sampling with switch detection (docs/algorithms/selective.md)
 # ----------------------------------------------------------------------------
 
 
@@ -482,9 +482,9 @@ def selective_reference(
     switch_test: str = "eprocess",
     test_every: int = 4,
 ) -> dict[str, np.ndarray]:
-    """BBQ with the demo-classifier switch test, straight from SPEC.md section 4.
+    """BBQ with the demo-classifier switch test, straight from docs/algorithms/selective.md.
 
-    ``switch_test="eprocess"``: the test of issue 17 instead (``EProcessReference``
+    ``switch_test="eprocess"``: the e-process test instead (``EProcessReference``
     on the labels of the test rounds, those where |w_t^T x_t| exceeds the
     tracked threshold, in both modes); ``out["score"]`` holds its log
     e-value after each round.
@@ -674,7 +674,7 @@ class EProcessReference:
 
 
 # ----------------------------------------------------------------------------
-# Sparse-DFOP (SPEC section 2): the projection, written with Python integers
+# Sparse-DFOP (docs/algorithms/sparse_dfop.md): the projection, written with Python integers
 # ----------------------------------------------------------------------------
 
 _MASK64 = (1 << 64) - 1

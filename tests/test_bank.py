@@ -1,4 +1,4 @@
-"""DFOPBank (``forgetting="auto"``, issue 16) against a slow NumPy reference of the same method.
+"""DFOPBank (``forgetting="auto"``) against a slow NumPy reference of the same method.
 
 The reference runs every member as a separate plain DFOP and writes the
 aggregation out from its equations (docs/design/auto-forgetting.md,
@@ -14,7 +14,7 @@ import pytest
 
 import edgereg
 from edgereg import DFOP, DFOPBank, FleetBank, StateFileError
-from edgereg.bank import DEFAULT_GRID, ISSUE_GRID
+from edgereg.bank import DEFAULT_GRID, STUDY_GRID
 from edgereg.streams import drift_regimes
 
 
@@ -128,14 +128,14 @@ def test_the_weights_follow_the_drift_rate():
 
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_auto_beats_every_fixed_forgetting_when_the_drift_rate_changes(task):
-    """The issue's target on edgereg.streams.drift_regimes (noise 0.5), seed 0."""
+    """The target on edgereg.streams.drift_regimes (noise 0.5), seed 0."""
     X, y, _, _ = drift_regimes(task=task, seed=0)
     auto = DFOP(X.shape[1], "auto", task=task).learn_many(X, y)
 
     def score(p):
         return -np.mean((p - y) ** 2) if task == "regression" else np.mean(p == y)
 
-    fixed = [score(DFOP(X.shape[1], mu, task=task).learn_many(X, y)) for mu in ISSUE_GRID]
+    fixed = [score(DFOP(X.shape[1], mu, task=task).learn_many(X, y)) for mu in STUDY_GRID]
     assert score(auto) > max(fixed)
 
 

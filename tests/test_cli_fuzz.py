@@ -1,4 +1,4 @@
-"""A CSV fuzzer for ``edgereg stream`` (issue 15, item 5).
+"""A CSV fuzzer for ``edgereg stream``.
 
 Random streams (well-formed numbers, text, every kind of float spelling,
 control characters, stray delimiters, very long cells, width changes, empty

@@ -1,4 +1,4 @@
-"""DFOP, G-DFOP and RLS (SPEC section 1): closed form, robustness, classification."""
+"""DFOP, G-DFOP and RLS (docs/algorithms/dfop.md): closed form, robustness, classification."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_coef_equals_closed_form_after_every_step(forgetting, keep_prior, d):
 @pytest.mark.parametrize("keep_prior", [False, True])
 @pytest.mark.parametrize("forgetting", [0.0, 0.01, 0.1])
 def test_float32_coef_equals_closed_form_after_every_step(forgetting, keep_prior, d):
-    """float32 arithmetic (issue 18): within 5e-5 (about 400 float32 eps) of
+    """float32 arithmetic: within 5e-5 (about 400 float32 eps) of
     the exact minimiser after every step; measured at most 6.2e-6 here."""
     X, y = _linear_stream(150, d, seed=1)
     model = DFOP(d, forgetting, p0=50.0, keep_prior=keep_prior, dtype="float32")
@@ -309,7 +309,7 @@ def test_float32_and_float64_agree_over_a_million_steps(long_stream):
 
 def test_canonical_update_is_capped_over_a_million_steps(long_stream):
     """keep_prior=False is plain exponential forgetting: its P winds up in the
-    unexcited stretches (it overflowed on this stream before issue 19). The
+    unexcited stretches (it overflowed on this stream before the reset). The
     reset of a coordinate whose variance passes MAX_VARIANCE * p0 keeps it
     bounded, exactly symmetric and positive definite."""
     from edgereg._kernels.dfop import MAX_VARIANCE

@@ -1,4 +1,4 @@
-"""DriftAlarm (issue 17): the e-process on a regressor's prequential predictions.
+"""DriftAlarm (docs/algorithms/selective.md): an e-process on a regressor's predictions.
 
 Checked step by step against ``tests/reference.py``'s explicit
 ``EProcessReference`` (the same test SelectiveSampler runs, without clipping

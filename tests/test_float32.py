@@ -1,8 +1,8 @@
-"""float32 models compute in float32 (issue 18): the robustness bar of float64.
+"""float32 models compute in float32: the robustness bar of float64.
 
 The step's arithmetic is checked bit for bit against tests/reference.py's
-float32 step in tests/test_dfop.py; here, the long-run behaviour the issue
-asks of it, in float32 arithmetic, and the same in float64 for comparison.
+float32 step in tests/test_dfop.py; here, the long-run behaviour asked
+of it, in float32 arithmetic, and the same in float64 for comparison.
 The error analysis: docs/design/float32.md.
 """
 
@@ -42,7 +42,7 @@ def test_million_steps_with_half_a_million_unexcited_stay_finite_and_exact(
 ):
     """Finite, exactly symmetric and positive definite P throughout; after the
     stretch and full excitation again, within 2e-2 (relative) of the exact
-    discounted least squares over the recent rows (issue 18, item 2)."""
+    discounted least squares over the recent rows."""
     X, y = half_unexcited_stream
     model = DFOP(D, MU, dtype=dtype)
     for start in range(0, N, 50_000):
@@ -64,8 +64,8 @@ def test_extreme_rows_in_float32_arithmetic_keep_the_state_and_the_paths_equal(l
     scale from 1e-320 to 1.7e308 on 10% of the entries, forgetting 0.01-0.9,
     both keep_prior: w and P stay finite, P exactly symmetric with a diagonal
     >= 0 up to rounding (within its cap without the refresh), and a learn_one
-    loop equals learn_many bit for bit, refusals included (issue 15's
-    contract, where issue 18's float32 passes run)."""
+    loop equals learn_many bit for bit, refusals included (the
+    contract, where the float32 passes run)."""
     from test_high_forgetting import _EXTREMES
 
     from edgereg._kernels.dfop import MAX_VARIANCE

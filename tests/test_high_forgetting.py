@@ -1,4 +1,4 @@
-"""DFOP keeps learning at any forgetting factor (issue 19).
+"""DFOP keeps learning at any forgetting factor (docs/design/dfop.md).
 
 Before the fix, DFOP stopped with "not finite or not positive definite" on
 the usenet streams (d = 100 sparse binary words) at forgetting 0.3 and above
@@ -84,7 +84,7 @@ def test_weights_do_not_burst_without_the_prior():
 
 
 def test_usenet_accuracy_where_it_used_to_stop():
-    """The issue's table, now all runs: mu 0.3 and 0.5, keep_prior (the default)."""
+    """The high-forgetting table, now all runs: mu 0.3 and 0.5, keep_prior (the default)."""
     X, y, _ = _stream("usenet1")
     for mu in (0.3, 0.5):
         pred = DFOP(X.shape[1], mu, task="classification").learn_many(X, y)
@@ -125,7 +125,7 @@ def test_an_indefinite_p_is_repaired_not_refused():
 
 @pytest.mark.parametrize("keep_prior", [True, False])
 def test_a_million_sparse_binary_rows_at_forgetting_one_half(keep_prior):
-    """d = 100 binary features, 3 ones a row (the issue's synthetic stream)."""
+    """d = 100 binary features, 3 ones a row (the high-forgetting synthetic stream)."""
     rng = np.random.default_rng(7)
     n, d, chunk = 1_000_000, 100, 50_000
     w = rng.normal(size=d)

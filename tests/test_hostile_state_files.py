@@ -1,7 +1,7 @@
 """Random mutations of state files: StateFileError, or a model that runs and stays finite.
 
-Property-based (hypothesis), over every model class and a Fleet (issue 15,
-item 5). A file is one model's saved state after a short stream; a mutation
+Property-based (hypothesis), over every model class and a Fleet. A file is
+one model's saved state after a short stream; a mutation
 changes one field's value (huge, negative, NaN, inf, zero, an index past a
 buffer, a random double), its dtype or shape, removes or adds a field, or
 damages the archive's bytes (a flipped byte, a truncation, a zeroed region).

@@ -1,6 +1,6 @@
-"""Finite samples whose update would not be finite are invalid, the state untouched (issue 15).
+"""Finite samples whose update would not be finite are invalid, the state untouched.
 
-The cases of the issue for the DFOP family: a target near 1.7e308 (the
+The cases for the DFOP family: a target near 1.7e308 (the
 correction g overflows), inputs near 5e152 (the rank-one term Px_i Px_j
 overflows although x^T P x does not), a float32 model fed y = 1e39 (finite as
 a float64 argument, inf once stored). On 751aa9a each left the model dead:
@@ -17,7 +17,7 @@ from edgereg import DFOP, Fleet, SparseDFOP
 
 
 def _trained(dtype="float64", on_invalid="raise"):
-    """A model early in its stream: P still near its prior p0 I (the issue's setting)."""
+    """A model early in its stream: P still near its prior p0 I."""
     model = DFOP(3, 0.01, dtype=dtype, on_invalid=on_invalid)
     model.learn_many(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=dtype), [1.0, 2.0])
     return model

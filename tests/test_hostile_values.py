@@ -1,4 +1,4 @@
-"""Finite but extreme values never kill a model (issue 15, items 1 and 5).
+"""Finite but extreme values never kill a model.
 
 Property-based (hypothesis), over every model class in float64 and float32,
 and a Fleet. A sample is a row of values drawn from every scale a sensor or a

@@ -1,4 +1,4 @@
-"""The install sequence of the README's Quickstart leaves no ghost package (issue 13).
+"""The install sequence of the README's Quickstart leaves no ghost package.
 
 In a new virtual environment: ``pip install <clone>`` (a regular install),
 ``edgereg demo`` from outside the clone (numba compiles and caches its kernels),

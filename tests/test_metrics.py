@@ -1,4 +1,4 @@
-"""Metrics of SPEC.md section 6 against obviously-correct slow loops."""
+"""Metrics of docs/algorithms/streams_and_metrics.md against obviously-correct slow loops."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MORES, SOMOR and PA-I/II against the SPEC 5.1 objective and their references."""
+"""MORES, SOMOR and PA-I/II against the docs/algorithms/mores.md objective and their references."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Budgeted NORMA (SPEC.md section 3) against the naive reference, step by step."""
+"""Budgeted NORMA (docs/algorithms/norma.md) against the naive reference, step by step."""
 
 from __future__ import annotations
 
@@ -311,7 +311,7 @@ def test_vectorised_exp_is_within_two_ulp_of_numpy():
 
 
 def test_float32_exp_is_within_two_ulp_of_exp_of_its_argument():
-    """The float32 model's exp (float32 arithmetic, issue 18) against float64's exp
+    """The float32 model's exp (float32 arithmetic) against float64's exp
     of the same float32 argument, in float32 ulps; below -87 the floor."""
     t = np.concatenate([-np.linspace(0.0, 87.0, 20001), -np.logspace(-40, 0, 500), [0.0]])
     row = (-t).astype(np.float32)

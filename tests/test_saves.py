@@ -1,4 +1,4 @@
-"""What a save does to the file system, and hyper-parameters far out of range (issue 15)."""
+"""What a save does to the file system, and hyper-parameters far out of range."""
 
 from __future__ import annotations
 

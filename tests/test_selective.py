@@ -1,4 +1,4 @@
-"""SelectiveSampler (SPEC.md section 4): reference, protocol and detection checks.
+"""SelectiveSampler (docs/algorithms/selective.md): reference, protocol and detection checks.
 
 The contract and allocation tests of every model run on it automatically;
 here: the kernels against ``reference.selective_reference`` after every step
@@ -651,8 +651,8 @@ def test_eprocess_memory_and_spec_window():
 
 
 def test_a_state_file_from_before_the_eprocess_resumes_with_the_spec_test(tmp_path):
-    # Files written before issue 17 have no switch_test parameter nor field:
-    # they hold the SPEC test's demo window and resume with it.
+    # Files written before the e-process test have no switch_test parameter nor field:
+    # they hold the demo-classifier test's window and resume with it.
     X, y, _, _ = switch_stream(3000, 3, switch_at=1500, distance=2.0, seed=8)
     m = SelectiveSampler(3, switch_test="spec")
     m.process_many(X[:2000], y[:2000])

@@ -1,4 +1,4 @@
-"""Sparse-DFOP (SPEC.md section 2): projection, input forms, recovery, allocation.
+"""Sparse-DFOP (docs/algorithms/sparse_dfop.md): projection, input forms, recovery, allocation.
 
 The contract tests (test_contracts.py, test_allocation.py) run on SparseDFOP
 automatically; these add what is specific to the projection.
@@ -506,7 +506,7 @@ def test_recover_omp_at_a_million_features():
 
 
 def test_recover_after_learning_the_state_space_stream():
-    """End to end: learn the SPEC's sparse stream, recover w_t from v (l1)."""
+    """End to end: learn the paper's sparse stream, recover w_t from v (l1)."""
     from edgereg.streams import sparse_state_space
 
     X, y, W = sparse_state_space(3000, 300, sparsity=5, jump_every=10**6, support="random",
@@ -517,7 +517,7 @@ def test_recover_after_learning_the_state_space_stream():
     w_eff = model.recover(5, coef="effective")
     assert set(np.flatnonzero(w_eff)) == set(np.flatnonzero(w_true))
     np.testing.assert_allclose(w_eff, w_true, atol=1e-6)
-    # The SPEC's v = M w reading is off by (M_S^T M_S)^-1 here: same support.
+    # The v = M w reading is off by (M_S^T M_S)^-1 here: same support.
     assert set(np.flatnonzero(model.recover(5))) == set(np.flatnonzero(w_true))
 
 

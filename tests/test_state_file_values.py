@@ -1,4 +1,4 @@
-"""State files whose values would send a kernel out of its buffers are refused (issue 15).
+"""State files whose values would send a kernel out of its buffers are refused.
 
 A crafted (or bit-flipped) counter used as an index or a loop bound used to
 load and then crash the interpreter inside a kernel (DFOP ``counts[3] =

@@ -1,4 +1,4 @@
-"""Stream generators of SPEC.md section 7: determinism, shapes, generative facts."""
+"""Stream generators (docs/algorithms/): determinism, shapes, generative facts."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """DFOP with forgetting="auto" (a DFOPBank) in samples per second.
 
-Issue 16's targets, read against bench_dfop's DFOP in the same asv run: d = 10
+The self-tuning targets, read against bench_dfop's DFOP in the same asv run: d = 10
 >= 1.5 M samples/s, d = 50 >= 150 k samples/s, learn_one >= 500 k/s at d = 10.
-``grid6`` is the default bank (6 members); ``grid8`` is issue 16's grid, which adds
+``grid6`` is the default bank (6 members); ``grid8`` is the study's grid, which adds
 mu = 1e-4 and 3e-4 (never the best fixed choice on the paper's streams,
 docs/design/auto-forgetting.md).
 """
@@ -10,12 +10,12 @@ docs/design/auto-forgetting.md).
 from __future__ import annotations
 
 from edgereg import DFOP
-from edgereg.bank import ISSUE_GRID
+from edgereg.bank import STUDY_GRID
 
 from .common import linear_stream, samples_per_second
 
 _N = {10: 40_000, 50: 6_000}
-_GRIDS = {"grid6": {}, "grid8": {"forgetting_grid": ISSUE_GRID}}
+_GRIDS = {"grid6": {}, "grid8": {"forgetting_grid": STUDY_GRID}}
 
 
 class AutoLearnMany:

@@ -169,7 +169,7 @@ def _ensure_np():  # keep numpy imported for asv's discovery of module-level nam
 
 
 # ---------------------------------------------------------------------------
-# The peer study's reference kernels, rebuilt here so that the targets
+# The peer study's reference kernels, rebuilt here so that the targets
 # ("at least the fused figures") are compared on the machine that runs the
 # benchmarks: the study measured on a Zen 4 with AVX-512; these run wherever
 # asv runs. Benchmark-only code: no validation, no prior refresh, float64.

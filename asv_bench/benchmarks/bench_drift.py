@@ -1,4 +1,4 @@
-"""Throughput of DriftAlarm (issue 17) around DFOP, against DFOP alone.
+"""Throughput of DriftAlarm around DFOP, against DFOP alone.
 
 ``track_*`` return samples per second (best of a few repeats, state reset
 before each) on ``linear_stream``: the alarm's cost is its test's two

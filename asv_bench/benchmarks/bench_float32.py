@@ -1,4 +1,4 @@
-"""float32 against float64, model by model, in one run (issue 18).
+"""float32 against float64, model by model, in one run.
 
 ``track_learn_many`` in samples per second for each model at one
 representative size, dtype a parameter, so that the float32 / float64 ratio

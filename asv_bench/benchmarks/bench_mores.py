@@ -1,4 +1,4 @@
-"""Throughput of MORES and its baselines (SPEC.md section 5).
+"""Throughput of MORES and its baselines (docs/algorithms/mores.md).
 
 d is the number of inputs *excluding* the intercept (fit_intercept=True, so
 the model works with D = d + 1). The paper reports 2,204 updates/s on Barrett

@@ -1,4 +1,4 @@
-"""Budgeted NORMA throughput (SPEC.md section 3, issue 4).
+"""Budgeted NORMA throughput (docs/algorithms/norma.md).
 
 ``learn_many`` over a stream with the ring buffer already full, so every step
 pays the whole budget: RBF over the full grid budget x d, the other kernels at

@@ -1,7 +1,7 @@
-"""Throughput of SelectiveSampler (SPEC.md section 4) against DFOP and river.
+"""Throughput of SelectiveSampler (docs/algorithms/selective.md) against DFOP and river.
 
-The default switch test is the e-process (issue 17); ``*_spec_*`` runs the
-SPEC's demo-classifier test for comparison.
+The default switch test is the e-process; ``*_spec_*`` runs the
+source's demo-classifier test for comparison.
 
 ``track_*`` return samples per second (best of a few repeats, state reset
 before each). The stream is ``linear_stream`` turned into labels

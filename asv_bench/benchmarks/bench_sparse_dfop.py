@@ -1,4 +1,4 @@
-"""Sparse-DFOP throughput (SPEC.md section 2) against DFOP on the same sparse stream.
+"""Sparse-DFOP throughput (docs/algorithms/sparse_dfop.md) against DFOP on the same sparse stream.
 
 Stream: rows with ``nnz`` non-zeros at random columns of R^D (N(0, 1) values),
 y linear in x. Sparse-DFOP (d = 100) takes it as CSR; DFOP(n_features=1000)

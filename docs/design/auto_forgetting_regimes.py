@@ -7,14 +7,14 @@ Run from the repository root::
 For regression and classification, noise 0.1 and 0.5, seeds 0-4 of
 ``edgereg.streams.drift_regimes`` (30,000 samples, d = 5: stationary, slow
 drift, then switches every 1,000), prints how many seeds the bank (the
-default 6-member grid and the 8-member ISSUE_GRID) beats every fixed mu of
+default 6-member grid and the 8-member STUDY_GRID) beats every fixed mu of
 the issue's grid, with the bank's and the best fixed mu's prequential MSE or
 accuracy per seed. Results: docs/design/auto-forgetting.md.
 """
 import numpy as np
 
 from edgereg import DFOP
-from edgereg.bank import ISSUE_GRID
+from edgereg.bank import STUDY_GRID
 from edgereg.streams import drift_regimes
 
 
@@ -25,12 +25,12 @@ def score(p, y, task):
 def main():
     for task in ("regression", "classification"):
         for noise in (0.5, 0.1):
-            for name, kw in (("default", {}), ("ISSUE_GRID", {"forgetting_grid": ISSUE_GRID})):
+            for name, kw in (("default", {}), ("STUDY_GRID", {"forgetting_grid": STUDY_GRID})):
                 wins, parts = 0, []
                 for seed in range(5):
                     X, y, _, _ = drift_regimes(task=task, noise=noise, seed=seed)
                     fixed = [score(DFOP(X.shape[1], mu, task=task).learn_many(X, y), y, task)
-                             for mu in ISSUE_GRID]
+                             for mu in STUDY_GRID]
                     a = score(DFOP(X.shape[1], "auto", task=task, **kw).learn_many(X, y), y, task)
                     b = min(fixed) if task == "regression" else max(fixed)
                     wins += bool(a < b if task == "regression" else a > b)

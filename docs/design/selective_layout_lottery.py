@@ -5,7 +5,7 @@
 method: learn_many (default), process_many or learn_one (5,000 calls,
 scaled); switch_test: spec (default) or eprocess. In one process, N fresh
 models of each package alternate (a small array allocated between them
-moves the allocator), each timed once on the SPEC test's
+moves the allocator), each timed once on the demo-classifier test's
 ``switch_stream(20_000, d)``; printed: the 10/25/50/75/90th percentiles
 of each package's samples/s. One model a package (``asv_bench/same_process.py``)
 draws one layout; where the speed depends on where the blocks land, the
@@ -38,7 +38,7 @@ def main() -> None:
     def make(package):
         try:
             return package.SelectiveSampler(d, switch_test=test)
-        except TypeError:  # before issue 17: the SPEC test only
+        except TypeError:  # before the e-process test: the demo test only
             return package.SelectiveSampler(d)
 
     def seconds(model) -> float:

@@ -39,7 +39,7 @@ X, y, _ = streams.switch_stream(n, d, switch_at=[n // 2], distance=2.0, seed=1)
 try:
     edgereg.SelectiveSampler(d, switch_test=test)
     make = lambda: edgereg.SelectiveSampler(d, switch_test=test)
-except TypeError:  # before the switch_test parameter: the SPEC test only
+except TypeError:  # before the switch_test parameter: the demo test only
     if test != "spec":
         sys.exit("this commit's SelectiveSampler has no switch_test parameter: --test spec only")
     make = lambda: edgereg.SelectiveSampler(d)

@@ -1,6 +1,6 @@
 """The self-tuning bank's kernels: K DFOP members, one per forgetting factor, and their aggregate.
 
-Issue 16, docs/design/auto-forgetting.md. Every member is an exact DFOP
+docs/algorithms/dfop.md, docs/design/auto-forgetting.md. Every member is an exact DFOP
 (``_kernels/dfop.py``) with its own mu from a log grid and learns every
 sample; the bank predicts with the members' predictions weighted by fixed
 share (Herbster & Warmuth 1998), which tracks the best member *over time*::

@@ -1,6 +1,6 @@
 """DFOP's kernels: the G-DFOP step, its guards, the prior refresh, the block kernel.
 
-SPEC.md section 1. Per sample, with lambda = 1 - mu::
+docs/algorithms/dfop.md. Per sample, with lambda = 1 - mu::
 
     yhat = w^T x,  Px = P x,  c = 1 / (lambda + x^T Px)
     w   <- w + c Px (y - yhat)
@@ -66,7 +66,7 @@ _INLINE_D = 24  # up to this d, _dfop_learn_many runs the common pass inline (me
 # kernel choose by d alike, so learn_one and learn_many stay bit-identical.
 _GAIN_BY_SQRT_FROM = _INLINE_D + 1
 
-#: A float32 model computes in float32 (issue 18) from this d: P x, u and the
+#: A float32 model computes in float32 from this d: P x, u and the
 #: pass over P, the part of a step that grows as d^2 (float32 does twice the
 #: lanes). Below it, only while its forgetting mu <= 1 / d, that is while its
 #: prior refresh period floor(2 / (d mu)) (codes[PERIOD], set with mu) is at
@@ -403,7 +403,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
         verdict = _admit(y, yhat, den, c, g, big, wbig, small, w.itemsize == 4)
         if verdict == _CHECK_DIAGONAL:
             # Proven only from a positive smallest entry: learn_one's check
-            # repairs a P with an entry that is not positive (issue 15).
+            # repairs a P with an entry that is not positive.
             verdict = _APPLY if _proven(pmin, big, c) else _diagonal_verdict(P, Px, c)
         if verdict != _APPLY:  # learn_one's test and repair
             den = _rare_den(x, y, yhat, lam, wbig, P, Px, p0, small, verdict)

@@ -1,7 +1,7 @@
 """DFOP's pass over P in a block: the rank-one downdate, the forgetting and the
 prior refresh in one sweep of P, with P_new x of the next row accumulated on the way.
 
-SPEC.md section 1 (the step) and the prior refresh::
+docs/algorithms/dfop.md (the step) and the prior refresh::
 
     P <- (P - u u^T) / lambda  [- v v^T]
     acc = P_new x_next

@@ -3,8 +3,8 @@
 numba types an expression by its operands: a float32 entry times a float64
 scalar is a float64 product, so a float32 model's pass over P would run at
 float64's vector width. ``like`` converts a scalar once to the dtype of an
-array, ``scratch_of`` sees a float64 scratch block in it (issue 18,
-docs/design/float32.md); both are identities for float64. ``by_dtype`` makes
+array, ``scratch_of`` sees a float64 scratch block in it
+(docs/design/float32.md); both are identities for float64. ``by_dtype`` makes
 one function of a float64 and a float32 kernel. All are plain NumPy under
 ``NUMBA_DISABLE_JIT=1``.
 """

@@ -1,7 +1,7 @@
 """An anytime-valid change detector: a change-point e-process against a stationary linear model.
 
 Shared by SelectiveSampler's switch test (``switch_test="eprocess"``) and the
-regressors' drift alarm (``edgereg/drift.py``); issue 17, derivation and
+regressors' drift alarm (``edgereg/drift.py``); docs/algorithms/selective.md; derivation and
 proof in docs/design/selective.md ("The e-process switch test").
 
 Null (one epoch): E[y_i | x_i, past] = u^T x_i for one u with ||u|| <= 1 and

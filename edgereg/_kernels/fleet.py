@@ -77,7 +77,7 @@ def _fleet_predict_one(X, PW, OUT):
         OUT[k] = _dfop_predict_one(X[k], PW[k][PW.shape[2]])
 
 
-# ------------------------------------------------- a fleet of banks (issue 16)
+# -------------------------------------------------------- a fleet of banks
 # Fleet(..., forgetting="auto"): model k is a DFOPBank whose blocks are PW[k]
 # and A[k] (``_kernels/bank.py``); the same prange over the models.
 @parallel_kernel

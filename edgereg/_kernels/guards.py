@@ -25,7 +25,7 @@ _FLOAT32_CONDITION = 1e7
 #: How far below zero an updated diagonal P_ii - Px_i^2 c may come and still
 #: count as rounding: ``_diagonal_slack(d, narrow)`` P_ii, 8 d eps of the
 #: stored dtype (the d-term sum Px_i and the subtraction each round at a few
-#: eps). Beyond it the sample would make P indefinite (issue 15).
+#: eps). Beyond it the sample would make P indefinite.
 _EPS64 = 2.0**-52
 _EPS32 = 2.0**-23
 
@@ -47,7 +47,7 @@ _CHECK_DIAGONAL = 3
 
 @inline_kernel
 def _update_fits(big, wbig, c, g, small, narrow):
-    """Whether the step's update stays finite in the stored dtype (issue 15).
+    """Whether the step's update stays finite in the stored dtype.
 
     A finite sample can still overflow the update: a target near 1.7e308
     makes g infinite, an input near 5e152 makes (Px_i Px_j) infinite, a
@@ -77,7 +77,7 @@ def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
     (:func:`_update_fits`). The state is at fault (``_FROM_PRIOR``) when a
     finite sample meets a denominator that is not positive: P lost
     positive definiteness in rounding, and the update is made from the
-    prior (issue 19: the update on valid data must not stop). Otherwise
+    prior (the update on valid data must not stop). Otherwise
     (``_CHECK_DIAGONAL``) P's updated diagonal decides: the step proves it
     from P's smallest diagonal entry (:func:`_proven`; the block reads it
     off its last pass, learn_one off its P x pass), or runs
@@ -97,7 +97,7 @@ def _proven(pmin, big, c):
     """Whether P's smallest diagonal entry ``pmin`` proves the diagonal check:
     max |Px_i|^2 c <= pmin gives Px_i^2 c <= P_ii for every i. Only from a
     positive ``pmin`` (a P with an entry that is not positive is repaired by
-    :func:`_diagonal_verdict`, issue 15); -1: unknown."""
+    :func:`_diagonal_verdict`); -1: unknown."""
     return 0.0 < pmin and (big * big) * c <= pmin
 
 
@@ -108,7 +108,7 @@ def _diagonal_verdict(P, Px, c):
     For a semi-definite P, Cauchy-Schwarz gives Px_i^2 <= P_ii x^T P x <
     P_ii / c, so the true value is never negative; beyond the slack the
     sample would make P indefinite (x = 5e152 on a coordinate whose
-    variance is down to rounding, issue 15). A diagonal entry that is not
+    variance is down to rounding). A diagonal entry that is not
     positive is the state's fault (``_FROM_PRIOR``). Integer or-reductions,
     no early exit: the loop vectorises without reassociating any float sum.
     """

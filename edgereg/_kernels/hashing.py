@@ -1,6 +1,6 @@
 """The hashed random projection's generator: column j of M from (seed, j), nothing stored.
 
-SPEC.md section 2 (Sparse-DFOP). Column keys come from splitmix64
+docs/algorithms/sparse_dfop.md (Sparse-DFOP). Column keys come from splitmix64
 (``_mix64``) of the seed and j; entry i of column j from two 32-bit words of
 Wellons' lowbias32 driving Marsaglia and Tsang's 1024-layer ziggurat (tables
 in 40-digit decimal arithmetic at import), 8 entries at a time in

@@ -1,6 +1,6 @@
 """MORES' kernels: multi-output regression steps (SOMOR's and PA's: ``pa.py``).
 
-SPEC.md section 5. MORES updates the weights W, the output covariance Omega
+docs/algorithms/mores.md. MORES updates the weights W, the output covariance Omega
 and the structure S of a multi-output linear model by alternating minimisation
 (its W-step solved through a tridiagonalisation of M and shifted tridiagonal
 solves, its S- and Omega-steps through Jacobi eigendecompositions); SOMOR and
@@ -203,12 +203,12 @@ def _mores_step(
     xin, y, intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,
     C, mu, gamma, tau, tol, work_x, work_DD, work_D, work_Dm, work_mm, work_m, undo, yhat,
 ):
-    """One MORES step (SPEC 5.1): predict, update M, N, Q, then W-, S-, Omega-steps.
+    """One MORES step (docs/algorithms/mores.md): predict, update M, N, Q, then W-, S-, Omega-steps.
 
     ``yhat`` receives the prequential prediction W_{t-1}^T x. Returns OK, or
     INVALID (with nothing but scratch and ``yhat`` written) when the sample is
     not finite, or when its update is not: a finite x of 1e20 overflows
-    x x^T in float32 and the W-step's solve in float64 (issue 15). The
+    x x^T in float32 and the W-step's solve in float64. The
     step is too entangled to bound in advance, so the learnt block A (the
     matrices are its views, ``_mores_views``) past W, D^2 + D m + 5 m^2
     values against the step's D^3 flops, is copied to ``undo`` first, in

@@ -1,6 +1,6 @@
 """NORMA's kernels: the kernel row, the decision value and the budgeted step.
 
-SPEC.md section 3. One step, with g = f + b and the budget a ring buffer::
+docs/algorithms/norma.md. One step, with g = f + b and the budget a ring buffer::
 
     alpha_t = -eta_t dl/dg (g_t(x_t), y_t),  alpha_i <- (1 - eta_t lambda) alpha_i,
     b <- b + alpha_t
@@ -258,7 +258,7 @@ def _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes):
 
 @kernel
 def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
-    """One prequential NORMA step on (x, y) (SPEC section 3).
+    """One prequential NORMA step on (x, y) (docs/algorithms/norma.md).
 
     Returns ``(score, status)``: score is g(x) before the update (f(x) - rho
     for novelty detection), status OK or INVALID (x, y or g(x) not finite,
@@ -279,7 +279,7 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     nu = hyper[_H_NU]
 
     # alpha_t = -eta dl/dg; the nu-variants move rho (margin / eps / sigma) by
-    # -eta dl/drho (SPEC's corrected signs).
+    # -eta dl/drho (the corrected signs, docs/algorithms/norma.md).
     alpha = 0.0
     active = False
     new_rho = rho
@@ -310,7 +310,7 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
             if loss == EPS_NU or loss == HUBER_NU:
                 new_rho = rho + eta * (1.0 - nu) if active else rho - eta * nu
 
-    # Check what the commit would store (issue 15): a finite target of 1e152
+    # Check what the commit would store: a finite target of 1e152
     # gives a coefficient alpha / s beyond float32's range, a target near
     # 1.7e308 an offset b + alpha beyond float64's.
     s = scalars[0] * (1.0 - eta * hyper[_H_LAMBDA])

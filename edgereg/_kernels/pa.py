@@ -1,6 +1,6 @@
 """SOMOR's and the passive-aggressive PA-I/II kernels: cheap multi-output linear steps.
 
-SPEC.md section 5.1 (SOMOR) and Crammer et al. 2006, section 5 (PA): one
+docs/algorithms/mores.md (SOMOR) and Crammer et al. 2006, section 5 (PA): one
 rank-one correction W <- W + x s^T per sample, guarded so that W stays
 finite in its dtype (``_step_fits``). Blocks: (inputs, W, counts, work,
 bound, hyper, codes), work = [x, r] of the dtype and bound the float64
@@ -52,7 +52,7 @@ def _step_fits(W, bound, xx, ss):
     ``bound[0]`` (grown by each update, recomputed exactly every
     ``_BOUND_REFRESH`` updates and after a load, where it is NaN). A target
     of 1.7e308, or 3.5e38 in a float32 model, makes the step overflow
-    although the sample is finite (issue 15). No square root, no pass over
+    although the sample is finite. No square root, no pass over
     W: scanning W for its largest entry in the prediction's pass cost SOMOR
     13% at d = 50, m = 10, the exact growth's two square roots 4%.
     Returns the bound's growth, or -1.0 when the step does not fit.
@@ -77,7 +77,7 @@ def _grew(bound, grow):
 
 @kernel
 def _somor_step(xin, y, intercept, W, eps, x, r, yhat, bound):
-    """W <- W + x r^T max(0, 1 - eps/||r||) / ||x||^2, r = y - W^T x (SPEC 5.1)."""
+    """W <- W + x r^T max(0, 1 - eps/||r||) / ||x||^2, r = y - W^T x (docs/algorithms/mores.md)."""
     ok, xx = _load_and_predict(xin, y, intercept, W, x, yhat)
     if not ok:
         return INVALID

@@ -60,7 +60,7 @@ def _reset_fits(k, rho, w, P, v):
     fills it, so the test is on the values it would write.
 
     Neither can fail in exact arithmetic for a positive definite P, both can
-    in rounding under extreme inputs (issue 15's property test: weights a 1e300
+    in rounding under extreme inputs (the property tests: weights a 1e300
     target took near the dtype's largest value overflowed by the pull; after
     a row with 1e8 beside 6, P's 2 x 2 minors were indefinite at rounding level
     and the subtraction took a diagonal entry below zero). Then only P is
@@ -92,7 +92,7 @@ def _rescale(k, s, P):
 
 @inline_kernel
 def _bounded_pull(g, w, row):
-    """g, or 0 when w - row g would not be finite in w's dtype (issue 15).
+    """g, or 0 when w - row g would not be finite in w's dtype.
 
     The refresh pulls w towards 0 by g P[:, k]; with weights that an extreme
     but finite target took near the dtype's largest value, that pull
@@ -115,9 +115,9 @@ def _diagonal_positive(P):
 
     Checked after each prior refresh: a refresh subtracts v v^T, which on a P
     that rounding left indefinite in its 2 x 2 minors (extreme but finite
-    inputs: issue 15's fuzzing at forgetting 0.3-0.9) can take a diagonal
+    inputs: fuzzing at forgetting 0.3-0.9) can take a diagonal
     entry below zero and the next refresh's denominator with it (NaN). The
-    state is then at fault and P is reset to the prior, w kept (issue 19's
+    state is then at fault and P is reset to the prior, w kept (the
     repair), in learn_one and in the block alike.
     """
     ok = True

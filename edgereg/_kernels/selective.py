@@ -1,6 +1,6 @@
 """SelectiveSampler's kernels: the blocks, BBQ's query, the RLS step, the round's helpers.
 
-SPEC.md section 4. Per round (inputs of unit norm, r' = x^T A_{t-1}^-1 x)::
+docs/algorithms/selective.md. Per round (inputs of unit norm, r' = x^T A_{t-1}^-1 x)::
 
     r_t = r' / (1 + r'),  ask for y_t iff r_t > t^-kappa,
     switch when C_t = |w_t^T x_t - h_t^T x_t| > K_t
@@ -125,7 +125,7 @@ def _selective_views(A, N, Z, F, d):
 @inline_kernel
 def _options(hyper, codes):
     """(normalize, detect, kappa, delta, window0, rebuild_every, skip) of hyper and codes;
-    detect: the SPEC test runs (the demo classifier and its rounds)."""
+    detect: the demo-classifier test runs (the demo classifier and its rounds)."""
     return (codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST, hyper[_H_KAPPA],
             hyper[_H_DELTA], codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0)
 
@@ -265,7 +265,7 @@ def _gain(y, f, rp):
 
 @inline_kernel
 def _learnable(y, f, rp, w, pmin, P, Px):
-    """Whether ``_update`` may learn (x, y): decided before anything is written (issue 15).
+    """Whether ``_update`` may learn (x, y): decided before anything is written.
 
     With A^-1 <= I and normalised inputs the update is always finite; a raw
     input of 4.3e9 followed by 1e150, or a state loaded with an entry at
@@ -403,7 +403,7 @@ def _sum_squares(v):
 @kernel
 def _decide(forced, detect, theta, f, rp, t, kappa, L, rebuild_every, t_rebuilt, cache):
     """What round t does with its label: BBQ_LABEL when forced or r_t > t^-kappa,
-    else DEMO_LABEL in a demo round (SPEC test: the last L = L_t rounds
+    else DEMO_LABEL in a demo round (demo-classifier test: the last L = L_t rounds
     before the scheduled rebuild; e-process, theta > 0: a confident round,
     |w_t^T x_t| > theta), else NO_LABEL."""
     ask = NO_LABEL

@@ -1,6 +1,6 @@
 """SelectiveSampler's one-sample kernels: a round assessed, then finished.
 
-SPEC.md section 4. ``_assess`` computes the round's quantities from the state
+docs/algorithms/selective.md. ``_assess`` computes the round's quantities from the state
 before the round (prediction, r', the demo's g and r'_L, the query decision),
 ``_finish`` tests for a switch, learns and rebuilds; ``process_one`` calls the
 label oracle between the two. The entry points take the blocks of

@@ -1,6 +1,6 @@
-"""The SPEC switch test's kernels: the window of labelled examples, the demo classifier, C_t > K_t.
+"""The demo-classifier switch test's kernels: the window of labelled examples, C_t > K_t.
 
-SPEC.md section 4 (``switch_test="spec"``): the demo classifier h is the
+docs/algorithms/selective.md (``switch_test="spec"``): the demo classifier h is the
 ridge fit on the last L_t = min(window0 + floor(sqrt(t)), window_max)
 labelled examples, refitted every ``rebuild_every`` L_t rounds, and a switch
 is declared when C_t = |w_t^T x_t - h_t^T x_t| exceeds K_t. The bounds that
@@ -96,7 +96,7 @@ def _demo_rows(xn, V, v):
 
 @kernel
 def _switch_test(f, rp, g, rLp, t, delta, cache):
-    """C_t > K_t with the margins and r's of SPEC.md section 4 (see module notes).
+    """C_t > K_t with the margins and r's of docs/algorithms/selective.md (see module notes).
 
     The log and square roots are needed only when C_t exceeds a lower bound
     of K_t: with s = r + r_L, sqrt(r) + sqrt(r_L) >= sqrt(s) and c >= c_1 (c

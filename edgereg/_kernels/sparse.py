@@ -1,6 +1,6 @@
 """Sparse-DFOP's kernels: the random projection psi = M x and its DFOP step.
 
-SPEC.md section 2. A step projects psi = sum_{j: x_j != 0} x_j M[:, j] (one
+docs/algorithms/sparse_dfop.md. A step projects psi = sum_{j: x_j != 0} x_j M[:, j] (one
 column of M per non-zero, generated from a counter-based hash, or read from
 the stored M_T) and hands psi to DFOP's kernels (``_kernels/dfop.py``). The
 hashed generator (splitmix64 keys, lowbias32 words, a 1024-layer ziggurat) and

@@ -1,4 +1,4 @@
-"""Synthetic data streams of the papers edgereg implements (SPEC.md section 7).
+"""Synthetic data streams of the papers edgereg implements (docs/algorithms/streams_and_metrics.md).
 
 Every generator is a plain function that returns a whole stream at once as
 float64, C-contiguous NumPy arrays (feed them to ``learn_many``, or loop over
@@ -10,7 +10,7 @@ Sample indices are 0-based: row ``t`` of ``X`` is the ``t``-th sample of the
 stream. Classification labels are ``-1.0`` / ``+1.0``, the coding every edgereg
 classifier predicts in. Concepts, stages and true parameters are returned next
 to the data so that tracking error and holdout accuracy on the current concept
-(SPEC.md section 6) can be computed.
+(docs/algorithms/streams_and_metrics.md) can be computed.
 
 Where the papers leave a detail open, the docstring says what was chosen.
 """

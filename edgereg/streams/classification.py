@@ -23,7 +23,7 @@ def sea(
     noise: float = 0.1,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """SEA concepts stream (Street & Kim 2001), SPEC.md section 7.
+    """SEA concepts stream (Street & Kim 2001), docs/algorithms/streams_and_metrics.md.
 
     Generative model, for t = 0, ..., n_samples - 1::
 
@@ -105,7 +105,7 @@ def rotating_hyperplane(
     return_hyperplanes: bool = False,
     seed: int = 0,
 ) -> tuple[np.ndarray, ...]:
-    """Rotating-hyperplane stream with abrupt stage changes, SPEC.md section 7.
+    """Rotating-hyperplane stream with abrupt stage changes, docs/algorithms/streams_and_metrics.md.
 
     Generative model (d = n_features, c = (1/2, ..., 1/2) the centre of the cube)::
 
@@ -182,7 +182,7 @@ def gaussian_mixture_drift(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Drifting / switching Gaussian-mixture classification stream (NORMA's experiments).
 
-    SPEC.md section 7, after Kivinen, Smola & Williamson, "Online learning
+    docs/algorithms/streams_and_metrics.md, after Kivinen, Smola & Williamson, "Online learning
     with kernels": each of the two classes is a mixture of Gaussians whose
     centres drift slowly ("drifting") or are redrawn abruptly ("switching").
     The paper does not give every constant; edgereg's model is, with
@@ -296,7 +296,7 @@ def switch_stream(
     concepts: np.ndarray | Sequence[Sequence[float]] | None = None,
     seed: int = 0,
 ) -> tuple[np.ndarray, ...]:
-    """Linear classification stream with abrupt switches, SPEC.md section 4.
+    """Linear classification stream with abrupt switches, docs/algorithms/selective.md.
 
     Generative model (d = n_features)::
 
@@ -329,7 +329,7 @@ def switch_stream(
     concepts : array of shape (k + 1, d), optional
         Explicit concepts (normalised to unit length), one more than the
         switches; with an int ``switch_at``, ``[u, v]``. To draw a holdout set
-        from a known concept c (SPEC.md section 6), use
+        from a known concept c (docs/algorithms/streams_and_metrics.md), use
         ``switch_stream(m, d, switch_at=m, concepts=[c, c], seed=other)``.
     seed : int
         Seed of ``np.random.default_rng``.

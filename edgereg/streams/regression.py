@@ -26,7 +26,7 @@ def drifting_linear(
     noise: float = 0.1,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Linear regression with a drifting true weight vector, SPEC.md section 7.
+    """Linear regression with a drifting true weight vector, docs/algorithms/streams_and_metrics.md.
 
     Generative model, for t = 0, ..., n_samples - 1 (sigma = ``drift_scale``)::
 
@@ -104,7 +104,7 @@ def drift_regimes(
     Three regimes of equal length (the third takes the remainder), each
     calling for a different memory: a stationary stretch (forget nothing),
     slow drift (forget slowly), abrupt switches (forget fast). Made for
-    judging self-tuning forgetting (issue 16): a fixed mu can be right for one
+    judging self-tuning forgetting (``forgetting="auto"``): a fixed mu can be right for one
     regime only. Generative model, for t = 0, ..., n - 1 and r = n // 3::
 
         w_0 ~ N(0, I_d)
@@ -210,9 +210,9 @@ def sparse_state_space(
     as_csr: bool = False,
     seed: int = 0,
 ) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray, np.ndarray | sp.csr_matrix]:
-    """The state-space sparse stream of Sparse-DFOP's synthetic check, SPEC.md section 2.
+    """The state-space sparse stream of Sparse-DFOP's synthetic check (docs/algorithms/).
 
-    The SPEC's system, with D = n_features and s = sparsity (the paper: s = 10)::
+    The system, with D = n_features and s = sparsity (the paper: s = 10)::
 
         r_{t+1} = A r_t + B xi_t,   x_{t+1} = C r_t,
         A = 0.1 I_D,  B = [I_s; 0] (D x s),  C = [I_s 0; 0 0] (D x D),
@@ -225,7 +225,7 @@ def sparse_state_space(
 
         x_0[:s] = xi_0,   x_t[:s] = 0.1 x_{t-1}[:s] + xi_t,   x_t[s:] = 0
 
-    (the SPEC's x_{t+1} = C r_t is this recursion up to the name of the index;
+    (the paper's x_{t+1} = C r_t is this recursion up to the name of the index;
     the first sample is the first non-zero one).
 
     True weights: ``w_t`` is s-sparse. Because x only lives on the first s
@@ -237,7 +237,7 @@ def sparse_state_space(
               of ``jump_every``,  w_t = w_{t-1} otherwise
         y_t = w_t^T x_t + noise * N(0, 1)
 
-    The SPEC's "N(0, 0.1) noise" is read as a standard deviation of 0.1 (pass
+    The paper's "N(0, 0.1) noise" is read as a standard deviation of 0.1 (pass
     ``jump_scale=0.1 ** 0.5`` for the variance reading).
 
     With ``support="random"`` one random permutation of the D coordinates is
@@ -259,7 +259,7 @@ def sparse_state_space(
     jump_scale : float >= 0
         Standard deviation of each non-zero coordinate of a jump.
     noise : float >= 0
-        Standard deviation of the output noise (the SPEC states none: 0).
+        Standard deviation of the output noise (the paper states none: 0).
     support : {"first", "random"}
         Where the common support of x and w lies (see above).
     as_csr : bool
@@ -331,7 +331,7 @@ def mores_synthetic(
     noise: float = 0.1,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """MORES' synthetic multiple-output regression set, SPEC.md section 7.
+    """MORES' synthetic multiple-output regression set, docs/algorithms/streams_and_metrics.md.
 
     Generative model, with (a, b) = ``combination`` and sigma = ``noise``::
 
