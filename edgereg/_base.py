@@ -556,6 +556,18 @@ def load(path: str | os.PathLike) -> Any:
 
     The class is read from the file. Raises ``StateFileError`` for any file
     that is not a usable edgereg state file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from edgereg import DFOP, load
+    >>> model = DFOP(2)
+    >>> _ = model.learn_one([1.0, 2.0], 3.0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> model.save(path)
+    >>> restored = load(path)
+    >>> type(restored).__name__, restored.predict_one([1.0, 2.0]) == model.predict_one([1.0, 2.0])
+    ('DFOP', True)
     """
     try:
         with np.load(os.fspath(path), allow_pickle=False) as npz:

@@ -210,7 +210,7 @@ class _NORMA(OnlineModel):
 
     @property
     def support_vectors_(self) -> np.ndarray:
-        """Stored support vectors x_i, shape (n_support_, n_features), oldest first (a copy)."""
+        """Stored support vectors x_i, shape (``n_support_``, n_features), oldest first (a copy)."""
         return np.ascontiguousarray(self._sv[:, self._order()].T)
 
     @property
@@ -256,9 +256,9 @@ class _NORMA(OnlineModel):
 
     # ------------------------------------------------------------- analysis
     def truncation_bound(self, max_kernel_diagonal: float, loss_bound: float = 1.0) -> float:
-        """Bound on |f_full(x) - f_tau(x)| from dropping terms (constant schedule).
+        """Bound on ``|f_full(x) - f_tau(x)|`` from dropping terms (constant schedule).
 
-        (1 - eta lambda)^tau C X^2 / lambda, with C = ``loss_bound`` >= |dl/dg|
+        (1 - eta lambda)^tau C X^2 / lambda, with C = ``loss_bound`` >= ``|dl/dg|``
         and X^2 = ``max_kernel_diagonal`` >= k(x, x) for every x (1 for "rbf"
         and "laplacian"). Infinite when lambda = 0. See the module notes.
         """

@@ -432,6 +432,17 @@ class FleetBank(Fleet):
     K), ``coef_`` (n_models, n_features) and ``member_coef_``.
 
     Memory: n_models times a DFOPBank's (``nbytes()``), plus 8 bytes a model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import Fleet
+    >>> fleet = Fleet(3, 2, forgetting="auto")          # 3 models, a bank each
+    >>> type(fleet).__name__
+    'FleetBank'
+    >>> X = np.random.default_rng(0).normal(size=(3, 200, 2))
+    >>> fleet.learn_many(X, X @ [1.0, 2.0]).shape      # prequential, model by model
+    (3, 200)
     """
 
     def __init__(

@@ -124,6 +124,19 @@ class DriftAlarm(OnlineModel):
     model's predictions do": with a nonlinear model (NORMARegressor) on a
     stationary nonlinear stream it fires too. Memory: the model's, plus
     2 d^2 + 2 d + 24 float64 of the test, 2 d of scratch and 68 int64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import DFOP, DriftAlarm
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> u = np.array([1.0, -2.0, 0.5])
+    >>> y = np.where(np.arange(2000) < 1000, X @ u, -(X @ u)) + 0.1 * rng.normal(size=2000)
+    >>> alarm = DriftAlarm(DFOP(3, forgetting=0.05), noise=0.1, coef_bound=10.0)
+    >>> predictions = alarm.learn_many(X, y)    # the model's prequential predictions
+    >>> alarm.drifts_                           # the coefficients flipped at row 1000
+    array([1004])
     """
 
     _task = "regression"

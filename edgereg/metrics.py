@@ -130,7 +130,7 @@ def mse(y_true: Any, y_pred: Any) -> float:
 
 
 def mae(y_true: Any, y_pred: Any) -> float:
-    """Mean absolute error (1/n) sum_t |y_t - yhat_t| (mean over outputs too). NaN when empty."""
+    """Mean absolute error (1/n) sum_t ``|y_t - yhat_t|`` (mean over outputs too); NaN if empty."""
     e = _per_sample_error(*_pair(y_true, y_pred), "mae")
     return float(e.mean()) if e.size else math.nan
 
@@ -234,7 +234,7 @@ def prequential_error(
 
     See :func:`prequential_mean` for the three forms.
 
-    The per-sample score is (y_t - yhat_t)^2 (``"mse"``) or |y_t - yhat_t|
+    The per-sample score is (y_t - yhat_t)^2 (``"mse"``) or ``|y_t - yhat_t|``
     (``"mae"``), averaged over outputs for (n, m) arrays.
     """
     _check_kind(kind, ("mse", "mae"))
@@ -294,7 +294,7 @@ class RunningMetric:
     Parameters
     ----------
     kind : {"accuracy", "mse", "mae"}
-        Per-sample score: 1[yhat = y], (y - yhat)^2 or |y - yhat| (for a
+        Per-sample score: 1[yhat = y], (y - yhat)^2 or ``|y - yhat|`` (for a
         vector y of m outputs the mean over outputs).
     window : int >= 1, optional
         Mean over the last ``window`` samples (a ring buffer of that many

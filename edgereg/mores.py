@@ -439,6 +439,18 @@ class SOMOR(_LinearMultiOutput):
     -----
     Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
     bound, the kernels' 5 constants), D = d + fit_intercept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import SOMOR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> Y = X @ rng.normal(size=(3, 2))                 # two outputs
+    >>> model = SOMOR(3, 2, epsilon=0.01)
+    >>> predictions = model.learn_many(X, Y)            # (2000, 2), prequential
+    >>> bool(np.linalg.norm(predictions[-100:] - Y[-100:], axis=1).max() < 0.02)
+    True
     """
 
     _kind = 0
@@ -475,7 +487,7 @@ class PARegressor(_LinearMultiOutput):
     r"""Passive-aggressive regression, PA-I or PA-II (Crammer et al. 2006), per output.
 
     Each output j has its own weights w_j (column j of W) and its own
-    epsilon-insensitive loss l_j = max(0, |y_j - w_j^T x| - epsilon); the step
+    epsilon-insensitive loss l_j = max(0, ``|y_j - w_j^T x|`` - epsilon); the step
 
     .. math::
 
@@ -506,6 +518,18 @@ class PARegressor(_LinearMultiOutput):
     -----
     Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
     bound, the kernels' 5 constants), D = d + fit_intercept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import PARegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = X @ [1.0, -2.0, 0.5]
+    >>> model = PARegressor(3, variant="II", epsilon=0.01)   # one output
+    >>> predictions = model.learn_many(X, y)                # prequential
+    >>> bool(np.abs(predictions[-100:] - y[-100:]).max() < 0.02)
+    True
     """
 
     def __init__(

@@ -62,6 +62,20 @@ class NORMAClassifier(_NORMA):
     ``decision_function_one`` give g(x). Memory: (d + 2) tau + 3 values of
     ``dtype`` plus 8 tau + 48 bytes, fixed at construction (d = 10,
     tau = 200: 20.9 KB in float64). Truncation error: see :meth:`truncation_bound` (C = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import NORMAClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)        # not linearly separable
+    >>> model = NORMAClassifier(2, budget=50, gamma=1.0)
+    >>> predictions = model.learn_many(X, y)            # prequential
+    >>> model.n_support_                                # the budget is full
+    50
+    >>> model.predict_one([1.0, 1.0]), model.predict_one([1.0, -1.0])
+    (1.0, -1.0)
     """
 
     _task: ClassVar[str] = "classification"
@@ -164,14 +178,14 @@ class NORMAClassifier(_NORMA):
 class NORMARegressor(_NORMA):
     r"""Budgeted NORMA regression, squared, epsilon-insensitive or Huber (docs/algorithms/norma.md).
 
-    With delta = y - g(x) the new coefficient alpha_t = -eta_t dl/dg is
+    With delta = y - g(x) the new coefficient alpha_t = -eta_t dl/dg is::
 
         squared     alpha_t = eta_t delta
         epsilon     alpha_t = eta_t sign(delta) if |delta| > eps, else 0
         huber       alpha_t = eta_t sign(delta) if |delta| > sigma, else eta_t delta / sigma
 
     and b <- b + alpha_t. With ``nu`` (loss "epsilon" or "huber") the
-    threshold is learnt: eps <- eps + eta_t (1 - nu) when |delta| > eps, else
+    threshold is learnt: eps <- eps + eta_t (1 - nu) when ``|delta| > eps``, else
     eps <- eps - eta_t nu (sigma likewise), so about a fraction nu of the
     residuals fall outside the band. A sigma that reaches 0 makes the inside
     branch meet only delta = 0, whose coefficient is then 0.
@@ -196,6 +210,18 @@ class NORMARegressor(_NORMA):
     Memory: (d + 2) tau + 3 values of ``dtype`` plus 8 tau + 48 bytes. Truncation
     error: see :meth:`truncation_bound` (C = 1 for epsilon and Huber; the
     squared loss has no bounded derivative, so no bound holds a priori).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import NORMARegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(300, 1))
+    >>> y = np.sin(X[:, 0])
+    >>> model = NORMARegressor(1, budget=100, learning_rate=0.5)
+    >>> predictions = model.learn_many(X, y)            # prequential
+    >>> round(float(np.mean((predictions[-100:] - y[-100:]) ** 2)), 3)   # mean squared error
+    0.013
     """
 
     _task: ClassVar[str] = "regression"
@@ -315,6 +341,16 @@ class NORMANovelty(_NORMA):
     ``score_one`` / ``score_many`` give f(x) - rho (negative = novel).
     Memory: (d + 2) tau + 3 values of ``dtype`` plus 8 tau + 48 bytes. Truncation
     error: see :meth:`truncation_bound` (C = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from edgereg import NORMANovelty
+    >>> rng = np.random.default_rng(0)
+    >>> model = NORMANovelty(2, budget=100, nu=0.1)
+    >>> flags = model.learn_many(rng.normal(size=(1000, 2)))   # 1.0: novel
+    >>> float(flags.mean())                                    # about nu
+    0.095
     """
 
     _task: ClassVar[str] = "novelty"

@@ -176,8 +176,8 @@ class SparseDFOP(DFOP):
     >>> from edgereg import SparseDFOP
     >>> model = SparseDFOP(n_features=1_000_000, n_components=50, forgetting=0.002)
     >>> yhat = model.learn_one((np.array([3, 70_000]), np.array([1.0, 2.0])), 0.5)
-    >>> model.nbytes()  # 8 (d^2 + 38 d) + 40 + 64 ceil(d / 8) bytes, d = 50
-    35688
+    >>> model.nbytes()  # 8 (d^2 + 35 d + 3 s) + 80 + 64 ceil(d / 8) bytes, d = 50, s = 56
+    35872
     """
 
     _auto_bank = "SparseDFOPBank"  # SparseDFOP(..., forgetting="auto")
@@ -466,7 +466,7 @@ class SparseDFOP(DFOP):
         (``scipy.optimize.linprog``, HiGHS), then the ``sparsity`` entries of
         largest magnitude are kept. ``method="omp"``: orthogonal matching
         pursuit, ``sparsity`` greedy steps picking the column with the largest
-        normalised correlation |M_j^T r| / ||M_j|| (computed column by column
+        normalised correlation ``|M_j^T r| / ||M_j||`` (computed column by column
         from the hash, M never stored) and re-solving least squares on the
         chosen columns; it stops early when ||r|| <= tol ||v||.
 

@@ -313,5 +313,5 @@ def _binarize(
 
 
 if load.__doc__ is not None:
-    load.__doc__ = load.__doc__ + _doc_table()
+    load.__doc__ = load.__doc__.rstrip(" ") + _doc_table()  # the table at the indent of the text
 

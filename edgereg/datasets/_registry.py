@@ -528,11 +528,11 @@ def _doc_table() -> str:
         spec = _SPECS[name]
         bundled = " [bundled]" if name in BUNDLED else ""
         out.append(
-            f"{indent}``{name}``{bundled}: {spec.task}, {spec.n_samples:,} x {spec.n_features}. "
+            f"{indent}* ``{name}``{bundled}: {spec.task}, {spec.n_samples:,} x {spec.n_features}. "
             f"{spec.description} Labels: {_label_doc(spec)}."
         )
         cite = _CITATIONS[spec.cite_key]
         if cite not in seen:  # each reference once, under its first dataset
             seen.add(cite)
-            out.append(f"{indent}    Cite: {cite}")
+            out.append(f"{indent}  Cite: {cite}")  # the bullet's second line
     return "\n".join(out) + "\n"
