@@ -1,6 +1,6 @@
 """The Python layer every edgereg model shares: state, persistence, validation.
 
-A model is two layers (CONVENTIONS.md): ``@njit`` kernels over plain arrays,
+A model is two layers (README, "Development"): ``@njit`` kernels over plain arrays,
 and a class like the ones here that owns the state, validates input once and
 calls the kernels. This module holds what is common to every class so that a
 model module only writes its kernels, its ``_allocate`` and its hot paths.

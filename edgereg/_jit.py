@@ -107,8 +107,8 @@ def recompile_with(module_globals, *dependencies):
 
     numba stamps a kernel's on-disk cache with its own file's modification time
     and size only: a kernel calling into another edgereg module would keep
-    loading stale machine code after that module changed (CONVENTIONS.md
-    warns of it; a reinstall touches every file, an edit in a checkout does
+    loading stale machine code after that module changed (numba
+    documents it; a reinstall touches every file, an edit in a checkout does
     not). Mixing the sha256 of each dependency's source into the stamp of
     every cached dispatcher defined in ``module_globals`` recompiles them when
     any of those files changes. Uses numba's private ``_cache._cache_file.

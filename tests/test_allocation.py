@@ -1,4 +1,4 @@
-"""No allocation per step, proven with numba's NRT statistics (CONVENTIONS.md).
+"""No allocation per step, proven with numba's NRT statistics.
 
 Every array handed to a kernel from Python costs one NRT meminfo per call, so
 absolute counts are meaningless; what must hold is the *slope*: a block of

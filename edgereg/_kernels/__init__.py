@@ -19,6 +19,6 @@ pass.
 
 The model classes (``edgereg/dfop.py`` and so on) validate, own the arrays
 and call these; nothing here raises from inside a loop: a kernel reports a
-bad sample with a status code. CONVENTIONS.md describes the shape;
+bad sample with a status code. docs/design/calling_convention.md describes the calls;
 docs/design/<family>.md the derivations and measured choices.
 """

@@ -19,7 +19,7 @@ learnt member by member (each with DFOP's fused block kernel, over chunks
 of CHUNK rows whose predictions the block A keeps) and then aggregated row
 by row, which is bit for bit what learn_one does sample by sample.
 
-Blocks (CONVENTIONS.md, "One way to call a kernel"):
+Blocks (docs/design/calling_convention.md):
 
 * ``PW`` (K, d + 1, d) of the dtype: member k's P and w (DFOP's PW, stacked);
 * ``A`` float64, one block: member k's DFOP block B (``dfop.packed_size(d)``

@@ -132,7 +132,7 @@ def _reads(x, w, Px):
 #   work   float64 (3s,): P x, P_new x_next, the refresh vector v,   (scratch)
 #          each starting every s = scratch_stride(d) floats (_scratch_views)
 #   hyper  float64 (N_HYPER,) and codes int64 (N_CODES,), named below
-# (CONVENTIONS.md, "One way to call a kernel"). A model built on DFOP may
+# (docs/design/calling_convention.md). A model built on DFOP may
 # append its own entries to hyper and codes after these.
 MU, P0 = 0, 1
 N_HYPER = 2

@@ -1,4 +1,4 @@
-"""Small allocation-free linear algebra for the kernels (CONVENTIONS.md, "Layout").
+"""Small allocation-free linear algebra for the kernels, written once.
 
 Every routine works in place on caller-owned arrays and allocates nothing, so
 it can sit on a kernel's per-step path. They are meant for the small dense
