@@ -360,6 +360,7 @@ class DFOPBank(BankModel, DFOP):
         K, d = s.w.shape
         self._PW = block_at(s.P, (K, d + 1, d))
         self._B = self._work.block  # A: learn_one's kernel takes (x, y, PW, A)
+        self._bind_interval()
         self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
 
     _packed_kernel = staticmethod(_bank_learn_one)

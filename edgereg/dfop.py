@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric_faults
+from ._interval import IntervalMixin, check_coverage, interval_blocks, interval_faults
 from ._jit import FirstCall, python_function
 from ._kernels.dfop import (
     COUNTS,
@@ -36,11 +37,17 @@ from ._kernels.dfop import (
     PERIOD,
     SKIP,
     _dfop_learn_many,
+    _dfop_learn_many_leverage,
     _dfop_learn_one_packed,
     _dfop_predict_many,
     _dfop_predict_one,
     _packed_views,
     packed_size,
+)
+from ._kernels.interval import (
+    dfop_learn_one_interval,
+    dfop_predict_interval,
+    interval_pass,
 )
 from ._validate import (
     as_row,
@@ -76,6 +83,26 @@ class DFOPWork(NamedTuple):
     scratch: np.ndarray  # float64 (3s,): P x, P_new x_next, v, every s = scratch_stride(d)
     hyper: np.ndarray  # float64 (N_HYPER,): mu, p0 (index names in _kernels/dfop.py)
     codes: np.ndarray  # int64 (N_CODES,): period, keep_prior, skip
+
+
+class DFOPIntervalState(NamedTuple):
+    """A DFOP with calibrated intervals (``coverage`` set): DFOP's state and the
+    interval's bookkeeping (``_kernels/interval.py``)."""
+
+    w: np.ndarray
+    P: np.ndarray
+    forgotten: np.ndarray
+    counts: np.ndarray
+    interval: np.ndarray  # float64 (5,): noise weight, weighted sum, scored, q, covered
+
+
+class DFOPIntervalWork(NamedTuple):
+    """DFOPWork and the interval's constants (eta, noise forgetting, coverage)."""
+
+    scratch: np.ndarray
+    hyper: np.ndarray
+    codes: np.ndarray
+    interval_hyper: np.ndarray
 
 
 def dfop_constants(
@@ -152,6 +179,16 @@ def init_dfop_parameters(model: Any, dimension: int, forgetting: float, task: st
     model._period = refresh_period(dimension, model.forgetting)
 
 
+def init_interval(model: Any, coverage: Any) -> None:
+    """Validate and set ``coverage`` (intervals are for regression)."""
+    model.coverage = check_coverage(coverage)
+    if model.coverage is not None and model.task != "regression":
+        raise ValueError(f"coverage (prediction intervals) is for task='regression', "
+                         f"got task={model.task!r}")
+    model._band = np.empty(3)
+    model._bands = None
+
+
 def refresh_period(n_features: int, forgetting: float) -> int:
     """Steps between prior refreshes: max(1, floor(2 / (d mu))) (1 when mu = 0).
 
@@ -167,7 +204,7 @@ def refresh_period(n_features: int, forgetting: float) -> int:
     return max(1, int(min(2.0 / (n_features * forgetting), 2.0**40)))
 
 
-class DFOP(OnlineModel):
+class DFOP(IntervalMixin, OnlineModel):
     r"""Distribution-free one-pass learner: forgetting-factor RLS (docs/algorithms/dfop.md).
 
     Minimises the exponentially discounted squared loss in one pass with
@@ -225,6 +262,25 @@ class DFOP(OnlineModel):
     on_invalid : {"raise", "skip"}
         What a sample with NaN/inf does: raise ``ValueError`` (state unchanged)
         or be skipped and counted in ``n_skipped_``.
+    coverage : float in (0, 1), optional
+        Calibrate prediction intervals of this coverage while learning
+        (regression; default None: no intervals, and nothing added to a
+        step). The interval before learning sample t is
+
+        .. math::
+
+            \hat y_t \mp q_t \hat\sigma_t \sqrt{v_t}, \qquad
+            v_t = \frac{\lambda_t + x_t^\top P x_t}{\lambda_t},
+
+        v the variance of the innovation y - w^T x in units of the noise
+        variance (DFOP is the Kalman filter with prior covariance P /
+        lambda), sigma^2 the forgetting-weighted mean of (y - yhat)^2 / v,
+        and q the quantile of |y - yhat| / (sigma sqrt(v)) tracked online,
+        q <- q + eta (miss - (1 - coverage)) (conformal quantile tracking):
+        the long-run fraction of misses is within (max score + eta) /
+        (eta T) of 1 - coverage for any sequence, drift or not
+        (docs/design/intervals.md). :meth:`predict_interval`,
+        ``learn_many(..., interval=True)``, ``coverage_``.
 
     Attributes
     ----------
@@ -265,9 +321,11 @@ class DFOP(OnlineModel):
         keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        coverage: float | None = None,
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, self._dfop_dimension(), forgetting, task, p0, keep_prior)
+        init_interval(self, coverage)
         self.reset()
 
     @property
@@ -279,10 +337,14 @@ class DFOP(OnlineModel):
         return self.n_features
 
     def _allocate(self) -> tuple[DFOPState, DFOPWork]:
-        return _allocate(
+        state, work = _allocate(
             self.n_features, self.p0, self.dtype, self.forgetting, self._period,
             self.keep_prior, self._skip,
         )
+        if self.coverage is None:
+            return state, work
+        I, ihyper = interval_blocks(self.coverage)
+        return DFOPIntervalState(*state, interval=I), DFOPIntervalWork(*work, ihyper)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
         """The next refresh coordinate indexes P's rows; P must be exactly symmetric."""
@@ -294,6 +356,8 @@ class DFOP(OnlineModel):
             faults.append(("forgotten", f"holds {float(state.forgotten[0])!r}, outside "
                                         f"0..{self._period} (a sum of at most period mu < 1)"))
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
+        if isinstance(state, DFOPIntervalState):
+            faults += interval_faults(state.interval)
         return faults
 
     #: learn_one's kernel: (x, y, PW, B) -> the prediction, NaN when refused.
@@ -301,11 +365,20 @@ class DFOP(OnlineModel):
 
     def _bind_state(self) -> None:
         self._bind_dfop_blocks()
+        self._bind_interval()
         # learn_one's kernel: after its first call the compiled entry point
         # (learn_one's checks guarantee its argument types: C-contiguous x of
         # the model's dtype, float64 y, the model's own blocks); it skips the
         # dispatcher's type resolution, about 180 ns of a ~1 us call.
         self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
+
+    def _bind_interval(self) -> None:
+        """The interval's blocks (None without intervals) and learn_one's mode:
+        0 regression, 1 classification, 2 regression with intervals."""
+        interval = getattr(self._state, "interval", None)
+        self._I = interval
+        self._ihyper = None if interval is None else self._work.interval_hyper
+        self._mode = 2 if interval is not None else int(self._classify)
 
     def _bind_dfop_blocks(self) -> None:
         s, work = self._state, self._work
@@ -341,8 +414,11 @@ class DFOP(OnlineModel):
             return 1.0 if score >= 0.0 else -1.0
         return score
 
-    def learn_one(self, x: Any, y: Any) -> float:
+    def learn_one(self, x: Any, y: Any, interval: Any = False) -> Any:
         """Predict x with the current model, then learn (x, y); return the prediction.
+
+        With ``interval=True`` (a model built with ``coverage``), return the
+        interval made before learning instead: (lower, prediction, upper).
 
         Raises
         ------
@@ -361,7 +437,12 @@ class DFOP(OnlineModel):
             xr = x
         else:
             xr = as_row(x, self.n_features, self.dtype)
-        classify = self._classify
+        mode = self._mode
+        if mode == 2:
+            return self._learn_one_interval(xr, y, interval)
+        if interval:
+            self._check_interval(interval)
+        classify = mode == 1
         if classify:
             yv = label_sign(y)  # NaN for an unknown label: the kernel refuses it
         elif type(y) is float:
@@ -374,6 +455,22 @@ class DFOP(OnlineModel):
         if classify:
             return 1.0 if yhat >= 0.0 else -1.0
         return yhat
+
+    def _learn_one_interval(self, xr: np.ndarray, y: Any, interval: Any) -> Any:
+        """learn_one with the interval's bookkeeping (``_kernels/interval.py``)."""
+        if interval:
+            self._check_interval(interval)
+        yv = y if type(y) is float else as_scalar(y)
+        band = self._band
+        status = dfop_learn_one_interval(xr, yv, self._PW, self._B, self._I, self._ihyper, band)
+        if status != 0 and not self._skip:
+            raise ValueError(self._invalid_message(xr, y, "sample"))
+        if interval:
+            return float(band[0]), float(band[1]), float(band[2])
+        return float(band[1])
+
+    def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
+        dfop_predict_interval(X, self._PW, self._B, self._I, out)
 
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
@@ -396,12 +493,23 @@ class DFOP(OnlineModel):
 
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
         work = self._work
-        return _dfop_learn_many(
-            X, Y, self._forgetting_schedule(forgetting, X.shape[0]), out,
-            self._PW, self._L, work.scratch, work.hyper, work.codes,
+        MU = self._forgetting_schedule(forgetting, X.shape[0])
+        if self._I is None:
+            return _dfop_learn_many(
+                X, Y, MU, out, self._PW, self._L, work.scratch, work.hyper, work.codes,
+            )
+        n = X.shape[0]
+        lev = np.empty(n)
+        bad = _dfop_learn_many_leverage(
+            X, Y, MU, out, lev, self._PW, self._L, work.scratch, work.hyper, work.codes,
         )
+        # The bookkeeping of the rows learnt, also when the block stops at a bad row.
+        self._bands = np.empty((n, 3))
+        interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._I, self._ihyper, self._bands)
+        return bad
 
-    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
+    def learn_many(self, X: Any, y: Any, forgetting: Any = None,
+                   interval: Any = False) -> np.ndarray:
         """Learn a block of samples in one kernel call; return prequential predictions.
 
         Parameters
@@ -414,15 +522,26 @@ class DFOP(OnlineModel):
 
         Returns
         -------
-        ndarray of shape (n,)
+        interval : bool, optional
+            Return the intervals made before learning each row, shape (n, 3):
+            lower, prediction, upper (a model built with ``coverage``).
+
+        Returns
+        -------
+        ndarray of shape (n,), or (n, 3) with ``interval``
             Row t is the prediction for X[t] made before learning it (labels in
             {-1, +1} for classification). Identical to calling
             :meth:`learn_one` row by row.
         """
+        if interval:
+            self._check_interval(interval)
         if forgetting is not None and np.ndim(forgetting) == 0:
             n = np.shape(X)[0] if np.ndim(X) == 2 else 0
             forgetting = np.full(n, float(forgetting))
         out = self._learn_many_checked(X, y, forgetting=forgetting)
+        if interval:
+            bands, self._bands = self._bands, None
+            return bands
         return self._finish(out)
 
     def _predict_block(self, X, out):  # type: ignore[override]
@@ -450,6 +569,8 @@ class DFOP(OnlineModel):
             {"n_features": 5, "forgetting": 0.3, "dtype": "float32"},  # float64 arithmetic
             {"n_features": 3, "forgetting": 0.2},  # a prior refresh every step
             {"n_features": 26, "dtype": "float32"},  # float32 arithmetic (FLOAT32_FROM)
+            {"n_features": 4, "coverage": 0.9},  # calibrated intervals
+            {"n_features": 5, "forgetting": 0.3, "dtype": "float32", "coverage": 0.8},
         ]
 
 
@@ -480,8 +601,10 @@ class RLS(DFOP):
         p0: float = 100.0,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        coverage: float | None = None,
     ) -> None:
-        super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, on_invalid=on_invalid)
+        super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, on_invalid=on_invalid,
+                         coverage=coverage)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:

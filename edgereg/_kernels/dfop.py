@@ -337,18 +337,33 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     d = X.shape[1]
     P = PW[:d]
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
+    lev = out[:0]  # no x^T P x recorded
     if _float32_arithmetic(d, P, codes):
-        return _learn_many_in(X, Y, MU, out, PW, L, scratch_of(work, P), Px64, hyper, codes)
-    return _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes)
+        return _learn_many_in(X, Y, MU, out, lev, PW, L, scratch_of(work, P), Px64, hyper, codes)
+    return _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes)
 
 
 @kernel
-def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
+def _dfop_learn_many_leverage(X, Y, MU, out, lev, PW, L, work, hyper, codes):
+    """``_dfop_learn_many`` that also records lev[t] = x_t^T P x_t of each row as
+    the step forms it (NaN for a row refused): the prediction intervals'
+    paired pass (``_kernels/interval.py``) reads it."""
+    d = X.shape[1]
+    P = PW[:d]
+    Px64 = _scratch_views(work, d)[2]
+    if _float32_arithmetic(d, P, codes):
+        return _learn_many_in(X, Y, MU, out, lev, PW, L, scratch_of(work, P), Px64, hyper, codes)
+    return _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes)
+
+
+@kernel
+def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t.
 
     ``MU`` is the forgetting factor of each step (G-DFOP), or of all steps
     when it holds one value (``hyper[MU:MU + 1]``, the model's own). The
-    blocks are those of the module's header, ``work`` the scratch in the
+    blocks are those of the module's header, ``lev`` empty or of length n
+    (then lev[t] = x_t^T P x_t, NaN when row t is refused), ``work`` the scratch in the
     dtype of the arithmetic and ``Px64`` float64 scratch. The loop is fused: while row i
     of the new P is written, it is also accumulated into P_new x_{t+1} (so
     P is read once per step), and on a refresh step the prior
@@ -373,6 +388,7 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
     period = codes[PERIOD]
     keep_prior = codes[KEEP_PRIOR] != 0
     skip = codes[SKIP] != 0
+    record = lev.shape[0] > 0
     fresh = False  # does Px already hold P @ X[t]?
     # min diag(P) when the last pass gathered it (-1: unknown). Then
     # max|Px_i|^2 c <= pmin proves the diagonal check without its pass.
@@ -386,12 +402,16 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
             _symv(P, x, Px)
         yhat, xPx, big, wbig = _reads(x, w, Px)
         out[t] = yhat
+        if record:
+            lev[t] = xPx
         if _careful(xPx, lam, Px):
             # learn_one's step and refresh, from Px in float64 (no fused pass).
             _symv(P, x, Px64)
             _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0, pmin)
             if status != OK and not skip:
                 return t
+            if record and status != OK:
+                lev[t] = np.nan
             _after_step(status, mu_t, w, P, L, v, p0, codes)
             fresh = False
             pmin = -1.0
@@ -410,6 +430,8 @@ def _learn_many_in(X, Y, MU, out, PW, L, work, Px64, hyper, codes):
             if not den > 0.0:  # NaN: invalid
                 fresh = False
                 if skip:
+                    if record:
+                        lev[t] = np.nan
                     counts[1] += 1
                     continue
                 return t

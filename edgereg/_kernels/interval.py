@@ -1,0 +1,215 @@
+"""Prediction intervals under drift: the model's predictive variance, calibrated online.
+
+For a step with discount lambda = 1 - mu, DFOP is the Kalman filter whose
+prior covariance of w is P / lambda (docs/design/intervals.md), so the
+innovation e = y - w^T x has variance sigma^2 v with::
+
+    v = (lambda + x^T P x) / lambda                       (the leverage factor)
+
+The noise level sigma^2 is the forgetting-weighted mean of e^2 / v (weight
+sum N, weighted sum S, sigma^2 = S / N); the interval is::
+
+    yhat -+ q sqrt(sigma^2 v)
+
+and q, the quantile of the normalised score |e| / sqrt(sigma^2 v) at the
+coverage c, is tracked by online quantile regression (the P part of
+conformal PID control, Angelopoulos, Candes & Tibshirani 2023)::
+
+    q <- q + eta (miss - (1 - c)),     miss = 1{|e| > q sqrt(sigma^2 v)}
+
+whose long-run miss rate is within (max score + eta) / (eta T) of 1 - c for
+any sequence. Both are updated after the interval is made (prequential).
+
+Blocks:
+
+* ``I`` float64 (N_INTERVAL,), learnt: N, S, the number of intervals scored,
+  q, the number that covered their target (INT_* below);
+* ``ihyper`` float64 (N_IHYPER,): eta, the noise forgetting (negative: the
+  step's own mu), the coverage c (IHYPER_* below).
+
+No allocation, no exception: a sample whose bookkeeping would not stay
+finite leaves ``I`` untouched and the kernels say so with a status.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, recompile_with
+from . import dfop as _dfop_module
+from . import linalg as _linalg_module
+from .dfop import (
+    _STEP_CAREFULLY,
+    KEEP_PRIOR,
+    MU,
+    OK,
+    P0,
+    _after_step,
+    _float32_arithmetic,
+    _packed_views,
+    _reads,
+    _scratch_views,
+    _step_from,
+)
+from .dtype import scratch_of
+from .linalg import symv as _symv
+from .prior import _max_variance
+
+INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED = 0, 1, 2, 3, 4
+N_INTERVAL = 5
+IHYPER_ETA, IHYPER_NOISE_MU, IHYPER_COVERAGE = 0, 1, 2
+N_IHYPER = 3
+#: Status of the bookkeeping: learnt, or refused (I unchanged).
+INTERVAL_OK, INTERVAL_REFUSED = 0, 1
+
+
+@inline_kernel
+def leverage_factor(xPx, mu):
+    """v = (lambda + x^T P x) / lambda, lambda = 1 - mu: the innovation's variance in sigma^2."""
+    lam = 1.0 - mu
+    return (lam + xPx) / lam
+
+
+@inline_kernel
+def _half_width(v, I):
+    """q sqrt(sigma^2 v) (0 when q <= 0; inf before the first residual)."""
+    if not I[INT_WEIGHT] > 0.0:
+        return np.inf
+    q = I[INT_Q]
+    if not q > 0.0:
+        return 0.0
+    return q * math.sqrt(I[INT_SUM] / I[INT_WEIGHT] * v)
+
+
+@inline_kernel
+def interval_band(yhat, v, I, band):
+    """band = (lower, yhat, upper) from the prediction and its leverage factor v."""
+    half = _half_width(v, I)
+    band[0] = yhat - half
+    band[1] = yhat
+    band[2] = yhat + half
+
+
+@inline_kernel
+def interval_learn(y, yhat, v, mu, I, ihyper):
+    """Score the interval made for (yhat, v), then learn y's residual; returns the status.
+
+    Refused (``I`` untouched) when e^2 / v or the new weighted sum is not
+    finite (a residual beyond ~1e154, a v that is not positive)."""
+    e = y - yhat
+    z2 = e * e / v
+    nmu = ihyper[IHYPER_NOISE_MU]
+    lam = 1.0 - (nmu if nmu >= 0.0 else mu)
+    weight = lam * I[INT_WEIGHT] + 1.0
+    total = lam * I[INT_SUM] + z2
+    if not (np.isfinite(z2) and z2 >= 0.0 and np.isfinite(total)):
+        return INTERVAL_REFUSED
+    if I[INT_WEIGHT] > 0.0:  # an interval was made: score it, move q
+        q = I[INT_Q]
+        scale = math.sqrt(I[INT_SUM] / I[INT_WEIGHT] * v)
+        miss = abs(e) > q * scale
+        c = ihyper[IHYPER_COVERAGE]
+        I[INT_Q] = q + ihyper[IHYPER_ETA] * ((1.0 if miss else 0.0) - (1.0 - c))
+        I[INT_SCORED] += 1.0
+        if not miss:
+            I[INT_COVERED] += 1.0
+    I[INT_WEIGHT] = weight
+    I[INT_SUM] = total
+    return INTERVAL_OK
+
+
+@kernel
+def interval_pass(Y, MU, pred, lev, n, I, ihyper, out):
+    """The bookkeeping of a block after the model learnt its first n rows.
+
+    pred[t] is the prequential prediction of row t and lev[t] its x^T P x
+    (NaN: the model refused the row, whose interval is then NaN and not
+    learnt); MU the forgetting of each step (or one for all). out (n, 3):
+    lower, prediction, upper. Same arithmetic as learn_one's, row by row.
+    """
+    stride = 1 if MU.shape[0] > 1 else 0
+    for t in range(n):
+        mu = MU[t * stride]
+        h = lev[t]
+        band = out[t]
+        if h != h:
+            band[0] = np.nan
+            band[1] = pred[t]
+            band[2] = np.nan
+            continue
+        v = leverage_factor(h, mu)
+        interval_band(pred[t], v, I, band)
+        interval_learn(Y[t], pred[t], v, mu, I, ihyper)
+
+
+@inline_kernel
+def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
+    """learn_one's step (``dfop._dfop_learn_one``'s, from the same P x) with its interval."""
+    pmin = _symv(P, x, Px)
+    yhat, xPx, _, _ = _reads(x, w, Px)
+    v = leverage_factor(xPx, mu)
+    interval_band(yhat, v, I, band)
+    lam = 1.0 - mu
+    yhat, status = _step_from(x, y, lam, w, P, Px, cap, p0, pmin)
+    if status == _STEP_CAREFULLY:
+        _symv(P, x, Px64)
+        yhat, status = _step_from(x, y, lam, w, P, Px64, cap, p0, pmin)
+    _after_step(status, mu, w, P, L, vv, p0, codes)
+    if status == OK:
+        interval_learn(y, yhat, v, mu, I, ihyper)
+    else:
+        band[0] = np.nan
+        band[2] = np.nan
+    return status
+
+
+@kernel
+def dfop_learn_one_interval(x, y, PW, B, I, ihyper, band):
+    """DFOP's learn_one with the interval made before learning into band (lower, yhat, upper).
+
+    The blocks of ``dfop._dfop_learn_one_packed``, plus ``I`` and ``ihyper``.
+    Returns DFOP's status (the interval of a refused sample is NaN, I untouched).
+    """
+    d = x.shape[0]
+    work, L, hyper, codes = _packed_views(B, d)
+    w = PW[d]
+    P = PW[:d]
+    p0 = hyper[P0]
+    mu = hyper[MU]
+    cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
+    Px64 = _scratch_views(work, d)[2]
+    if _float32_arithmetic(d, P, codes):
+        Px, _, vv = _scratch_views(scratch_of(work, P), d)
+        return _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band)
+    Px, _, vv = _scratch_views(work, d)
+    return _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band)
+
+
+@kernel
+def dfop_predict_interval(X, PW, B, I, out):
+    """out[t] = (lower, prediction, upper) for each row of X, without learning.
+
+    x^T P x as learn_one forms it (P x in the dtype of the model's
+    arithmetic, in its scratch), so a row's interval here is the one
+    learn_one reports before learning it."""
+    d = X.shape[1]
+    work, _, hyper, codes = _packed_views(B, d)
+    w = PW[d]
+    P = PW[:d]
+    mu = hyper[MU]
+    for t in range(X.shape[0]):
+        x = X[t]
+        if _float32_arithmetic(d, P, codes):
+            Px = _scratch_views(scratch_of(work, P), d)[0]
+            _symv(P, x, Px)
+            yhat, xPx, _, _ = _reads(x, w, Px)
+        else:
+            Px = _scratch_views(work, d)[0]
+            _symv(P, x, Px)
+            yhat, xPx, _, _ = _reads(x, w, Px)
+        interval_band(yhat, leverage_factor(xPx, mu), I, out[t])
+
+
+recompile_with(globals(), _dfop_module, _linalg_module)
