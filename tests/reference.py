@@ -60,6 +60,14 @@ def dfop_closed_form(
                 refreshes[t] = [((k + i) % d, rho) for i in range(width)]
                 forgotten, since, k = 0.0, 0, (k + width) % d
     W = np.empty((n, d))
+    for t, (R, b) in enumerate(_dfop_normal_equations(X, y, lam, p0, refreshes)):
+        W[t] = np.linalg.solve(R, b)
+    return W
+
+
+def _dfop_normal_equations(X, y, lam, p0, refreshes):
+    """(R_t, b_t) after every step t: R_t w_t = b_t, R_t = P_t^{-1}."""
+    n, d = X.shape
     for t in range(n):
         # weight of step i's terms at time t: prod_{j=i+1..t} lambda_j
         weights = np.array([np.prod(lam[i + 1 : t + 1]) for i in range(t + 1)])
@@ -68,8 +76,53 @@ def dfop_closed_form(
             for coordinate, rho in refreshes[i]:
                 R[coordinate, coordinate] += weights[i] * rho
         b = (X[: t + 1].T * weights) @ y[: t + 1]
-        W[t] = np.linalg.solve(R, b)
-    return W
+        yield R, b
+
+
+def dfop_interval_reference(
+    X: np.ndarray, y: np.ndarray, mu: float, p0: float, coverage: float, eta: float,
+    q0: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """DFOP's prequential intervals from the equations (keep_prior=False, no reset).
+
+    Before step t: w = R^{-1} b and P = R^{-1} of the steps before (P = p0 I
+    at first), yhat = w^T x, v = (lambda + x^T P x) / lambda; the noise level
+    sigma^2 = S / N with N = sum_i lambda^(t-1-i), S = sum_i lambda^(t-1-i)
+    e_i^2 / v_i over the steps before; the interval yhat -+ q sqrt(sigma^2 v)
+    (infinite before the first residual); then miss = |e| > q sqrt(sigma^2 v)
+    and q <- q + eta (miss - (1 - coverage)). Returns (bands (n, 3), the
+    bookkeeping after every step (n, 5): N, S, scored, q, covered).
+    """
+    n, d = X.shape
+    lam = 1.0 - mu
+    lams = np.full(n, lam)
+    no_refresh: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    systems = list(_dfop_normal_equations(X, y, lams, p0, no_refresh))
+    bands = np.empty((n, 3))
+    book = np.empty((n, 5))
+    N = S = scored = covered = 0.0
+    q = q0
+    for t in range(n):
+        if t == 0:
+            w, P = np.zeros(d), p0 * np.eye(d)
+        else:
+            R, b = systems[t - 1]
+            w, P = np.linalg.solve(R, b), np.linalg.inv(R)
+        x = X[t]
+        yhat = w @ x
+        v = (lam + x @ P @ x) / lam
+        half = np.inf if N == 0 else max(q, 0.0) * np.sqrt(S / N * v)
+        bands[t] = yhat - half, yhat, yhat + half
+        e = y[t] - yhat
+        if N > 0:
+            miss = abs(e) > q * np.sqrt(S / N * v)
+            q += eta * (float(miss) - (1.0 - coverage))
+            scored += 1
+            covered += not miss
+        N = lam * N + 1.0
+        S = lam * S + e * e / v
+        book[t] = N, S, scored, q, covered
+    return bands, book
 
 
 def dfop_canonical_with_reset(

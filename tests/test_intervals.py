@@ -1,0 +1,144 @@
+"""Calibrated prediction intervals (``coverage=``): against the NumPy reference step by
+step, learn_one == learn_many bit for bit, the tracker's long-run identity, and the
+errors. The contract, allocation, hostile-value and state-file suites cover the
+models built with ``coverage`` through their ``_unit_test_params``."""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from reference import dfop_interval_reference
+
+from edgereg import DFOP, RLS, StateFileError, load
+from edgereg._interval import INTERVAL_RATE
+from edgereg._kernels.interval import INT_COVERED, INT_Q, INT_SCORED
+
+
+def _stream(n=300, d=4, seed=0, jump=True):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=(2, d))
+    y = np.where(np.arange(n) < n // 2, X @ w[0], X @ w[1]) if jump else X @ w[0]
+    sd = np.where(np.arange(n) < 3 * n // 4, 0.3, 0.6)
+    return X, y + sd * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.03])
+def test_intervals_follow_the_reference_after_every_step(mu):
+    X, y = _stream(160, 3)
+    q0 = NormalDist().inv_cdf(0.95)
+    bands, book = dfop_interval_reference(X, y, mu, 100.0, 0.9, INTERVAL_RATE, q0)
+    model = DFOP(3, mu, keep_prior=False, coverage=0.9)
+    for t in range(len(y)):
+        got = model.learn_one(X[t], y[t], interval=True)
+        np.testing.assert_allclose(got, bands[t], rtol=1e-8, atol=1e-10, err_msg=f"step {t}")
+        np.testing.assert_allclose(model.state.interval, book[t], rtol=1e-8, atol=1e-10,
+                                   err_msg=f"bookkeeping after step {t}")
+
+
+@pytest.mark.parametrize("params", [
+    {"forgetting": 0.02},
+    {"forgetting": 0.0},
+    {"forgetting": 0.3, "dtype": "float32"},
+    {"forgetting": 0.01, "dtype": "float32"},
+    {"forgetting": 0.05, "keep_prior": False},
+])
+@pytest.mark.parametrize("d", [3, 30])
+def test_learn_one_equals_learn_many_bit_for_bit(params, d):
+    X, y = _stream(200, d, seed=d)
+    X[[17, 90], 1] = np.nan  # refused rows: NaN interval, bookkeeping untouched
+    a = DFOP(d, coverage=0.8, on_invalid="skip", **params)
+    b = DFOP(d, coverage=0.8, on_invalid="skip", **params)
+    loop = np.array([a.learn_one(X[t], y[t], interval=True) for t in range(len(y))])
+    block = np.vstack([b.learn_many(X[:70], y[:70], interval=True),
+                       b.learn_many(X[70:], y[70:], interval=True)])
+    np.testing.assert_array_equal(loop, block)
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)
+    assert np.isnan(loop[[17, 90]][:, [0, 2]]).all()
+    assert a.n_skipped_ == 2
+    # The predictions are the model's without intervals, bit for bit.
+    c = DFOP(d, on_invalid="skip", **params)
+    np.testing.assert_array_equal(c.learn_many(X, y), block[:, 1])
+
+
+def test_predict_interval_is_the_interval_learn_one_makes_next():
+    X, y = _stream(120, 5)
+    model = DFOP(5, 0.02, coverage=0.9)
+    model.learn_many(X[:100], y[:100])
+    many = model.predict_interval_many(X[100:])
+    one = model.predict_interval(X[100])
+    assert one == tuple(many[0])
+    assert model.learn_one(X[100], y[100], interval=True) == one
+    assert model.predict_interval(X[101], coverage=0.9)[1] == model.predict_one(X[101])
+
+
+def test_the_tracker_misses_at_its_rate_for_any_sequence():
+    """sum_t (miss_t - (1 - c)) = (q_T - q_0) / eta exactly (up to rounding): the
+    long-run guarantee, here on heavy-tailed noise, a jump and a scale change."""
+    rng = np.random.default_rng(3)
+    X, y = _stream(4000, 4, seed=3)
+    y = y + rng.standard_cauchy(4000) * (np.arange(4000) > 2500)
+    model = DFOP(4, 0.01, coverage=0.9)
+    model.learn_many(X, y)
+    I = model.state.interval
+    scored, covered, q = I[INT_SCORED], I[INT_COVERED], I[INT_Q]
+    q0 = NormalDist().inv_cdf(0.95)
+    assert scored == 3999
+    np.testing.assert_allclose((scored - covered) - 0.1 * scored, (q - q0) / INTERVAL_RATE,
+                               atol=1e-6)
+    assert abs(model.coverage_ - 0.9) < 0.02
+
+
+def test_coverage_holds_under_drift_on_the_synthetic_stream():
+    X, y = _stream(6000, 5, seed=1)
+    band = DFOP(5, 0.01, coverage=0.9).learn_many(X, y, interval=True)
+    hit = (band[:, 0] <= y) & (y <= band[:, 2])
+    assert abs(hit.mean() - 0.9) <= 0.015
+    windows = hit[: 6000].reshape(6, 1000).mean(axis=1)
+    assert np.all(np.abs(windows - 0.9) <= 0.07)
+
+
+def test_rls_and_an_old_file_without_intervals(tmp_path):
+    X, y = _stream(50, 3)
+    RLS(3).save(tmp_path / "old.npz")  # a model (and file) without intervals
+    assert load(tmp_path / "old.npz").coverage is None
+    model = RLS(3, coverage=0.95)
+    band = model.learn_many(X, y, interval=True)
+    assert np.isinf(band[0, [0, 2]]).all() and np.isfinite(band[1:]).all()
+    model.save(tmp_path / "new.npz")
+    again = load(tmp_path / "new.npz")
+    np.testing.assert_array_equal(again.state.interval, model.state.interval)
+
+
+def test_a_malformed_bookkeeping_is_refused(tmp_path):
+    model = DFOP(3, coverage=0.9)
+    model.learn_many(*_stream(20, 3))
+    model.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = dict(f)
+    arrays["state.interval"][4] = arrays["state.interval"][2] + 1  # covered > scored
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(StateFileError, match="interval"):
+        load(tmp_path / "bad.npz")
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(ValueError, match="coverage"):
+        DFOP(3, coverage=1.0)
+    with pytest.raises(ValueError, match="regression"):
+        DFOP(3, task="classification", coverage=0.9)
+    plain = DFOP(3)
+    with pytest.raises(ValueError, match="coverage=0.9"):
+        plain.predict_interval(np.zeros(3))
+    with pytest.raises(ValueError, match="coverage=0.9"):
+        plain.learn_many(np.zeros((2, 3)), np.zeros(2), interval=True)
+    model = DFOP(3, coverage=0.9)
+    with pytest.raises(ValueError, match="calibrates its intervals at coverage=0.9"):
+        model.predict_interval(np.zeros(3), coverage=0.8)
+    before = model.state.interval.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        model.learn_one(np.array([np.nan, 0.0, 0.0]), 1.0, interval=True)
+    np.testing.assert_array_equal(model.state.interval, before)
