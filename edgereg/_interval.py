@@ -15,6 +15,7 @@ import numpy as np
 
 from ._jit import python_function
 from ._kernels.interval import (
+    IB_SIZE,
     IHYPER_COVERAGE,
     IHYPER_ETA,
     IHYPER_NOISE_MU,
@@ -23,9 +24,11 @@ from ._kernels.interval import (
     INT_SCORED,
     INT_SUM,
     INT_WEIGHT,
-    N_IHYPER,
-    N_INTERVAL,
+    ib_views,
     interval_band,
+    interval_bands,
+    interval_one,
+    interval_pass,
 )
 from ._validate import check_float
 
@@ -43,14 +46,15 @@ def check_coverage(coverage: Any) -> float | None:
 
 
 def interval_blocks(coverage: float, noise_forgetting: float = -1.0) -> tuple[np.ndarray, ...]:
-    """(I, ihyper): the learnt bookkeeping (q at the Gaussian quantile) and its constants."""
-    I = np.zeros(N_INTERVAL)
+    """(IB, I, ihyper, band): learn_one's block and its views, the learnt bookkeeping
+    (q at the Gaussian quantile), the constants and the band learn_one writes."""
+    IB = np.zeros(IB_SIZE)
+    I, ihyper, band = python_function(ib_views)(IB)
     I[INT_Q] = NormalDist().inv_cdf(0.5 + coverage / 2.0)
-    ihyper = np.zeros(N_IHYPER)
     ihyper[IHYPER_ETA] = INTERVAL_RATE
     ihyper[IHYPER_NOISE_MU] = noise_forgetting
     ihyper[IHYPER_COVERAGE] = coverage
-    return I, ihyper
+    return IB, I, ihyper, band
 
 
 def interval_faults(I: np.ndarray, field: str = "interval") -> list[tuple[str, str]]:
@@ -122,6 +126,90 @@ class IntervalMixin:
         I = self._I
         w = float(I[INT_WEIGHT])  # type: ignore[index]
         return float(np.sqrt(I[INT_SUM] / w)) if w > 0 else float("nan")  # type: ignore[index]
+
+
+#: The noise level of a DFOPBank's intervals is forgotten at this rate (the
+#: bank's forgetting changes from step to step; 0.01 is the middle of its
+#: grid; the quantile tracker makes up for the rest, docs/design/intervals.md).
+BANK_NOISE_FORGETTING = 0.01
+#: A bank refuses a sample with a value beyond this (``_kernels/bank.LIMIT``).
+_BANK_LIMIT = 1e100
+
+
+class BankIntervals:
+    """Calibrated intervals for a DFOPBank: a paired pass over the bank's
+    prequential predictions (v = 1: no leverage term), the bank's kernels untouched."""
+
+    coverage: float | None
+    _interval_state: Any
+    _I: np.ndarray | None
+
+    def _with_interval(self, state: Any, work: Any) -> tuple[Any, Any]:
+        if self.coverage is None:
+            return state, work
+        I = interval_blocks(self.coverage, BANK_NOISE_FORGETTING)[1]
+        return self._interval_state(*state, interval=I), work
+
+    def _bind_interval(self) -> None:
+        super()._bind_interval()  # type: ignore[misc]
+        if self._I is not None:
+            self._noise_mu = np.array([BANK_NOISE_FORGETTING])
+
+    def nbytes(self) -> int:
+        extra = 0 if self._I is None else self._IB.nbytes
+        return int(super().nbytes() + extra)  # type: ignore[misc]
+
+    def _state_faults(self, state: Any) -> list[tuple[str, str]]:
+        faults = super()._state_faults(state)  # type: ignore[misc]
+        if hasattr(state, "interval"):
+            faults += interval_faults(state.interval)
+        return faults
+
+    def _learn_one_interval(self, xr: np.ndarray, y: Any, interval: Any) -> Any:
+        if interval:
+            self._check_interval(interval)  # type: ignore[attr-defined]
+        yv = y if type(y) is float else float(np.asarray(y, dtype=np.float64))
+        counts = self._state.counts  # type: ignore[attr-defined]
+        seen = counts[0]
+        yhat = self._learn_one_kernel(xr, yv, self._PW, self._B)  # type: ignore[attr-defined]
+        if yhat != yhat and not self._skip:  # type: ignore[attr-defined]
+            raise ValueError(self._invalid_message(xr, y, "sample"))  # type: ignore[attr-defined]
+        band = self._band
+        h = 0.0 if counts[0] != seen else np.nan
+        interval_one(yv, yhat, h, BANK_NOISE_FORGETTING, self._IB)
+        if interval:
+            return float(band[0]), float(band[1]), float(band[2])
+        return float(band[1])
+
+    def _after_block(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray, bad: int) -> int:
+        """The interval's paired pass over a block the bank has learnt (up to ``bad``)."""
+        if self._I is None:
+            return bad
+        n = X.shape[0] if bad < 0 else bad
+        lev = np.zeros(X.shape[0])
+        valid = (np.all(np.abs(X) <= _BANK_LIMIT, axis=1) & (np.abs(Y) <= _BANK_LIMIT))
+        lev[~valid] = np.nan  # rows the bank refused (skipped)
+        self._bands = np.empty((X.shape[0], 3))
+        interval_pass(Y, self._noise_mu, out, lev, n, self._IB, self._bands)
+        self._bands = self._bands[:n]
+        return bad
+
+    def learn_many(self, X: Any, y: Any, forgetting: Any = None,
+                   interval: Any = False) -> np.ndarray:
+        """Learn a block; return the prequential predictions, or with ``interval``
+        the intervals made before learning each row, shape (n, 3)."""
+        if interval:
+            self._check_interval(interval)  # type: ignore[attr-defined]
+        out = super().learn_many(X, y, forgetting)  # type: ignore[misc]
+        if interval:
+            bands, self._bands = self._bands, None
+            return bands
+        return out
+
+    def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
+        pred = np.empty(X.shape[0])
+        self._predict_block(X, pred)  # type: ignore[attr-defined]
+        interval_bands(pred, self._IB, out)
 
 
 def band_of(yhat: float, v: float, I: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric_faults
+from ._interval import BankIntervals
 from ._jit import FirstCall, python_function
 from ._kernels.bank import (
     CLASSIFY,
@@ -42,7 +43,7 @@ from ._kernels.fleet import (
     _fleet_bank_predict_one,
 )
 from ._validate import check_dtype, check_float, check_int, check_on_invalid
-from .dfop import DFOP, dfop_constants, init_dfop_parameters, refresh_period
+from .dfop import DFOP, dfop_constants, init_dfop_parameters, init_interval, refresh_period
 from .fleet import Fleet
 
 __all__ = ["DFOPBank", "FleetBank", "DEFAULT_GRID", "STUDY_GRID"]
@@ -66,6 +67,20 @@ class DFOPBankState(NamedTuple):
     weights: np.ndarray  # float64 (K,): the fixed-share weights v
     scale: np.ndarray  # float64 (3,): count, mean and variance of the targets (regression)
     counts: np.ndarray  # int64 (2,): samples learnt, skipped
+
+
+class DFOPBankIntervalState(NamedTuple):
+    """A bank with calibrated intervals (``coverage``): its state and the interval's
+    bookkeeping (``_kernels/interval.py``)."""
+
+    w: np.ndarray
+    P: np.ndarray
+    forgotten: np.ndarray
+    member_counts: np.ndarray
+    weights: np.ndarray
+    scale: np.ndarray
+    counts: np.ndarray
+    interval: np.ndarray  # float64 (5,)
 
 
 class DFOPBankWork(NamedTuple):
@@ -256,7 +271,7 @@ class BankModel:
         return message
 
 
-class DFOPBank(BankModel, DFOP):
+class DFOPBank(BankIntervals, BankModel, DFOP):
     r"""DFOP with a self-tuning forgetting factor: a bank of DFOPs over a grid of mu.
 
     Built by ``DFOP(n_features, forgetting="auto")`` (or directly). K members,
@@ -290,6 +305,10 @@ class DFOPBank(BankModel, DFOP):
         error of +-1 labels, or divided by the targets' variance).
     share : float, default 1e-3
         alpha of fixed share, in [0, 1): the weight every member keeps.
+    coverage : float in (0, 1), optional
+        Calibrated prediction intervals, as for :class:`DFOP` but on the
+        bank's residuals without a leverage term (v = 1), their noise level
+        forgotten at ``BANK_NOISE_FORGETTING`` (docs/design/intervals.md).
 
     Attributes
     ----------
@@ -341,11 +360,13 @@ class DFOPBank(BankModel, DFOP):
         forgetting_grid: Any = DEFAULT_GRID,
         learning_rate: float = 2.0,
         share: float = 1e-3,
+        coverage: float | None = None,
     ) -> None:
         _check_auto(forgetting, "DFOPBank")
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
         _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        init_interval(self, coverage)
         self.reset()
 
     def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
@@ -353,7 +374,8 @@ class DFOPBank(BankModel, DFOP):
             1, self.n_features, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
             self._classify, self._skip, self.learning_rate, self.share,
         )
-        return DFOPBankState(*(f[0] for f in state)), DFOPBankWork(*(f[0] for f in work))
+        return self._with_interval(DFOPBankState(*(f[0] for f in state)),
+                                   DFOPBankWork(*(f[0] for f in work)))
 
     def _bind_state(self) -> None:
         s = self._state
@@ -364,6 +386,7 @@ class DFOPBank(BankModel, DFOP):
         self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
 
     _packed_kernel = staticmethod(_bank_learn_one)
+    _interval_state = DFOPBankIntervalState
 
     # ------------------------------------------------------------ prediction
     def decision_function_one(self, x: Any) -> float:
@@ -382,7 +405,7 @@ class DFOPBank(BankModel, DFOP):
 
     # --------------------------------------------------------------- learning
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
-        return _bank_learn_many(X, Y, out, self._PW, self._B)
+        return self._after_block(X, Y, out, _bank_learn_many(X, Y, out, self._PW, self._B))
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
@@ -390,6 +413,7 @@ class DFOPBank(BankModel, DFOP):
             {"n_features": 4},
             {"n_features": 3, "task": "classification"},
             {"n_features": 3, "dtype": "float32", "forgetting_grid": (0.0, 0.01, 0.3)},
+            {"n_features": 4, "coverage": 0.9},
         ]
 
 

@@ -45,8 +45,10 @@ from ._kernels.dfop import (
     packed_size,
 )
 from ._kernels.interval import (
+    IB_SIZE,
     dfop_learn_one_interval,
     dfop_predict_interval,
+    ib_views,
     interval_pass,
 )
 from ._validate import (
@@ -185,7 +187,6 @@ def init_interval(model: Any, coverage: Any) -> None:
     if model.coverage is not None and model.task != "regression":
         raise ValueError(f"coverage (prediction intervals) is for task='regression', "
                          f"got task={model.task!r}")
-    model._band = np.empty(3)
     model._bands = None
 
 
@@ -343,7 +344,7 @@ class DFOP(IntervalMixin, OnlineModel):
         )
         if self.coverage is None:
             return state, work
-        I, ihyper = interval_blocks(self.coverage)
+        _, I, ihyper, _ = interval_blocks(self.coverage)
         return DFOPIntervalState(*state, interval=I), DFOPIntervalWork(*work, ihyper)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
@@ -362,6 +363,8 @@ class DFOP(IntervalMixin, OnlineModel):
 
     #: learn_one's kernel: (x, y, PW, B) -> the prediction, NaN when refused.
     _packed_kernel = staticmethod(_dfop_learn_one_packed)
+    #: learn_one's kernel with intervals: (x, y, PW, B, IB) -> status.
+    _interval_one_kernel = staticmethod(dfop_learn_one_interval)
 
     def _bind_state(self) -> None:
         self._bind_dfop_blocks()
@@ -377,7 +380,12 @@ class DFOP(IntervalMixin, OnlineModel):
         0 regression, 1 classification, 2 regression with intervals."""
         interval = getattr(self._state, "interval", None)
         self._I = interval
-        self._ihyper = None if interval is None else self._work.interval_hyper
+        if interval is not None:
+            # learn_one's block, of which the bookkeeping, its constants and
+            # the band are views (``interval_blocks``).
+            self._IB = block_at(interval, IB_SIZE)
+            self._band = python_function(ib_views)(self._IB)[2]
+            self._interval_kernel = FirstCall(self._interval_one_kernel, self, "_interval_kernel")
         self._mode = 2 if interval is not None else int(self._classify)
 
     def _bind_dfop_blocks(self) -> None:
@@ -462,7 +470,7 @@ class DFOP(IntervalMixin, OnlineModel):
             self._check_interval(interval)
         yv = y if type(y) is float else as_scalar(y)
         band = self._band
-        status = dfop_learn_one_interval(xr, yv, self._PW, self._B, self._I, self._ihyper, band)
+        status = self._interval_kernel(xr, yv, self._PW, self._B, self._IB)  # see _bind_interval
         if status != 0 and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         if interval:
@@ -470,7 +478,7 @@ class DFOP(IntervalMixin, OnlineModel):
         return float(band[1])
 
     def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
-        dfop_predict_interval(X, self._PW, self._B, self._I, out)
+        dfop_predict_interval(X, self._PW, self._B, self._IB, out)
 
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
@@ -505,7 +513,7 @@ class DFOP(IntervalMixin, OnlineModel):
         )
         # The bookkeeping of the rows learnt, also when the block stops at a bad row.
         self._bands = np.empty((n, 3))
-        interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._I, self._ihyper, self._bands)
+        interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._IB, self._bands)
         return bad
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None,

@@ -34,6 +34,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,7 @@ def jackknife(Z: np.ndarray, y: np.ndarray, mu: float) -> tuple[np.ndarray, np.n
     return hit, width
 
 
-def interval_row(name: str, Z: np.ndarray, y: np.ndarray, mu: float, river: bool) -> dict:
+def interval_row(name: str, Z: np.ndarray, y: np.ndarray, mu: Any, river: bool) -> dict:
     m = DFOP(Z.shape[1], mu, coverage=COVERAGE, on_invalid="skip")
     band = m.learn_many(Z, y, interval=True)
     ok = np.isfinite(band[:, 0])
@@ -173,10 +174,12 @@ def interval_table(root: Path, river: bool) -> list[str]:
     for name, X, y in streams(root):
         Z = prepare(X, len(y))
         rows.append(interval_row(name, Z, y, choose_mu(Z, y), river))
+        rows.append(interval_row(name, Z, y, "auto", False))
     X, y = synthetic()
     Z = np.hstack([X, np.ones((len(y), 1))])
     rows.append(interval_row("synthetic jump + noise x2 (mu 0.01)", Z, y, 0.01, river))
     rows.append(interval_row("synthetic jump + noise x2 (RLS, mu 0)", Z, y, 0.0, river))
+    rows.append(interval_row("synthetic jump + noise x2", Z, y, "auto", False))
     head = ("| stream | T | mu | coverage, ours | windows within 90 +- 7 | mean width, ours "
             "| split conformal (first 10%): coverage after | its windows within | its width "
             "| river Jackknife: coverage after | its windows within | its mean width |")
@@ -185,7 +188,7 @@ def interval_table(root: Path, river: bool) -> list[str]:
         jk = (f"{100 * r['jk_cov']:.1f} | {100 * r['jk_share']:.0f}% | {r['jk_width']:.4g}"
               if "jk_cov" in r else "– | – | –")
         lines.append(
-            f"| {r['stream']} | {r['T']:,} | {r['mu']:g} | {100 * r['cov']:.1f} "
+            f"| {r['stream']} | {r['T']:,} | {r['mu']} | {100 * r['cov']:.1f} "
             f"| {100 * r['share']:.0f}% of {r['nwin']} | {r['width']:.4g} "
             f"| {100 * r['split_cov']:.1f} | {100 * r['split_share']:.0f}% "
             f"| {r['split_width']:.4g} | {jk} |"

@@ -142,3 +142,21 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="non-finite"):
         model.learn_one(np.array([np.nan, 0.0, 0.0]), 1.0, interval=True)
     np.testing.assert_array_equal(model.state.interval, before)
+
+
+def test_auto_forgetting_intervals_learn_one_equals_learn_many_and_cover():
+    X, y = _stream(3000, 4, seed=5)
+    X[[11, 400]] = np.nan
+    a = DFOP(4, "auto", coverage=0.9, on_invalid="skip")
+    b = DFOP(4, "auto", coverage=0.9, on_invalid="skip")
+    block = np.vstack([a.learn_many(X[:1000], y[:1000], interval=True),
+                       a.learn_many(X[1000:], y[1000:], interval=True)])
+    loop = np.array([b.learn_one(X[t], y[t], interval=True) for t in range(len(y))])
+    np.testing.assert_array_equal(loop, block)
+    np.testing.assert_array_equal(a.state.interval, b.state.interval)
+    assert np.isnan(block[[11, 400]]).all()
+    assert a.predict_interval(X[0]) == tuple(a.predict_interval_many(X[:1])[0])
+    ok = np.isfinite(block[:, 0])
+    hit = (block[ok, 0] <= y[ok]) & (y[ok] <= block[ok, 2])
+    assert abs(hit.mean() - 0.9) <= 0.015
+    assert abs(a.coverage_ - hit.mean()) <= 1.0 / hit.size  # scored as held (up to a tie)

@@ -61,8 +61,19 @@ INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED = 0, 1, 2, 3, 4
 N_INTERVAL = 5
 IHYPER_ETA, IHYPER_NOISE_MU, IHYPER_COVERAGE = 0, 1, 2
 N_IHYPER = 3
+#: learn_one's one block IB: I, then ihyper, then the band it writes (lower,
+#: prediction, upper), so that its kernel takes 5 arguments.
+IB_SIZE = N_INTERVAL + N_IHYPER + 3
 #: Status of the bookkeeping: learnt, or refused (I unchanged).
 INTERVAL_OK, INTERVAL_REFUSED = 0, 1
+
+
+@inline_kernel
+def ib_views(IB):
+    """I, ihyper and the band: views of learn_one's block IB."""
+    a = N_INTERVAL
+    b = a + N_IHYPER
+    return IB[:a], IB[a:b], IB[b : b + 3]
 
 
 @inline_kernel
@@ -73,75 +84,146 @@ def leverage_factor(xPx, mu):
 
 
 @inline_kernel
-def _half_width(v, I):
-    """q sqrt(sigma^2 v) (0 when q <= 0; inf before the first residual)."""
-    if not I[INT_WEIGHT] > 0.0:
+def _scale(v, N, S):
+    """sqrt(sigma^2 v), sigma^2 = S / N (inf before the first residual, N = 0)."""
+    if not N > 0.0:
         return np.inf
-    q = I[INT_Q]
-    if not q > 0.0:
-        return 0.0
-    return q * math.sqrt(I[INT_SUM] / I[INT_WEIGHT] * v)
+    return math.sqrt(S / N * v)
+
+
+@inline_kernel
+def _half(q, scale):
+    """The half-width q sqrt(sigma^2 v) (0 when q <= 0)."""
+    return q * scale if q > 0.0 else 0.0
 
 
 @inline_kernel
 def interval_band(yhat, v, I, band):
     """band = (lower, yhat, upper) from the prediction and its leverage factor v."""
-    half = _half_width(v, I)
+    half = _half(I[INT_Q], _scale(v, I[INT_WEIGHT], I[INT_SUM]))
     band[0] = yhat - half
     band[1] = yhat
     band[2] = yhat + half
 
 
 @inline_kernel
-def interval_learn(y, yhat, v, mu, I, ihyper):
-    """Score the interval made for (yhat, v), then learn y's residual; returns the status.
+def _track(y, yhat, scale, v, lam, N, S, q, eta, alpha):
+    """One sample's bookkeeping from scalars: returns (N, S, q, scored, covered), or
+    ``scored = -1`` when refused (e^2 / v or the new sum not finite: nothing changes).
 
-    Refused (``I`` untouched) when e^2 / v or the new weighted sum is not
-    finite (a residual beyond ~1e154, a v that is not positive)."""
+    The interval (of half-width q scale) is scored when one was made (N > 0):
+    miss = |e| > q scale, q <- q + eta (miss - alpha); then N <- lam N + 1,
+    S <- lam S + e^2 / v."""
     e = y - yhat
     z2 = e * e / v
-    nmu = ihyper[IHYPER_NOISE_MU]
-    lam = 1.0 - (nmu if nmu >= 0.0 else mu)
-    weight = lam * I[INT_WEIGHT] + 1.0
-    total = lam * I[INT_SUM] + z2
+    total = lam * S + z2
     if not (np.isfinite(z2) and z2 >= 0.0 and np.isfinite(total)):
+        return N, S, q, -1.0, 0.0
+    scored = 0.0
+    covered = 0.0
+    if N > 0.0:
+        scored = 1.0
+        if abs(e) > q * scale:
+            q = q + eta * (1.0 - alpha)
+        else:
+            q = q + eta * (0.0 - alpha)
+            covered = 1.0
+    return lam * N + 1.0, total, q, scored, covered
+
+
+@inline_kernel
+def _noise_lam(mu, ihyper):
+    nmu = ihyper[IHYPER_NOISE_MU]
+    return 1.0 - (nmu if nmu >= 0.0 else mu)
+
+
+@inline_kernel
+def interval_learn(y, yhat, v, mu, I, ihyper):
+    """Score the interval made for (yhat, v), then learn y's residual; returns the status
+    (refused, ``I`` untouched: e^2 / v or the new weighted sum not finite)."""
+    N = I[INT_WEIGHT]
+    S = I[INT_SUM]
+    N, S, q, scored, covered = _track(
+        y, yhat, _scale(v, N, S), v, _noise_lam(mu, ihyper), N, S, I[INT_Q],
+        ihyper[IHYPER_ETA], 1.0 - ihyper[IHYPER_COVERAGE])
+    if scored < 0.0:
         return INTERVAL_REFUSED
-    if I[INT_WEIGHT] > 0.0:  # an interval was made: score it, move q
-        q = I[INT_Q]
-        scale = math.sqrt(I[INT_SUM] / I[INT_WEIGHT] * v)
-        miss = abs(e) > q * scale
-        c = ihyper[IHYPER_COVERAGE]
-        I[INT_Q] = q + ihyper[IHYPER_ETA] * ((1.0 if miss else 0.0) - (1.0 - c))
-        I[INT_SCORED] += 1.0
-        if not miss:
-            I[INT_COVERED] += 1.0
-    I[INT_WEIGHT] = weight
-    I[INT_SUM] = total
+    I[INT_WEIGHT] = N
+    I[INT_SUM] = S
+    I[INT_Q] = q
+    I[INT_SCORED] += scored
+    I[INT_COVERED] += covered
     return INTERVAL_OK
 
 
 @kernel
-def interval_pass(Y, MU, pred, lev, n, I, ihyper, out):
+def interval_pass(Y, MU, pred, lev, n, IB, out):
     """The bookkeeping of a block after the model learnt its first n rows.
 
     pred[t] is the prequential prediction of row t and lev[t] its x^T P x
-    (NaN: the model refused the row, whose interval is then NaN and not
-    learnt); MU the forgetting of each step (or one for all). out (n, 3):
-    lower, prediction, upper. Same arithmetic as learn_one's, row by row.
+    (0 for a model without a leverage term; NaN: the model refused the row,
+    whose interval is then NaN and not learnt); MU the forgetting of each
+    step (or one for all). out (n, 3): lower, prediction, upper. The same
+    arithmetic as learn_one's (``_track``), the bookkeeping in registers.
     """
+    I, ihyper, _ = ib_views(IB)
     stride = 1 if MU.shape[0] > 1 else 0
+    N = I[INT_WEIGHT]
+    S = I[INT_SUM]
+    q = I[INT_Q]
+    scored = I[INT_SCORED]
+    covered = I[INT_COVERED]
+    eta = ihyper[IHYPER_ETA]
+    alpha = 1.0 - ihyper[IHYPER_COVERAGE]
     for t in range(n):
         mu = MU[t * stride]
         h = lev[t]
+        yhat = pred[t]
         band = out[t]
+        band[1] = yhat
         if h != h:
             band[0] = np.nan
-            band[1] = pred[t]
             band[2] = np.nan
             continue
         v = leverage_factor(h, mu)
-        interval_band(pred[t], v, I, band)
-        interval_learn(Y[t], pred[t], v, mu, I, ihyper)
+        scale = _scale(v, N, S)
+        half = _half(q, scale)
+        band[0] = yhat - half
+        band[2] = yhat + half
+        N1, S1, q1, sc, cv = _track(Y[t], yhat, scale, v, _noise_lam(mu, ihyper), N, S, q,
+                                     eta, alpha)
+        if sc >= 0.0:
+            N, S, q = N1, S1, q1
+            scored += sc
+            covered += cv
+    I[INT_WEIGHT] = N
+    I[INT_SUM] = S
+    I[INT_Q] = q
+    I[INT_SCORED] = scored
+    I[INT_COVERED] = covered
+
+
+@kernel
+def interval_one(y, yhat, h, mu, IB):
+    """One sample's ``interval_pass`` into IB's band: for a model whose step reports
+    its prediction and whether it learnt (h = NaN: it did not), h = x^T P x or 0."""
+    I, ihyper, band = ib_views(IB)
+    if h != h:
+        band[0] = np.nan
+        band[1] = yhat
+        band[2] = np.nan
+        return INTERVAL_REFUSED
+    v = leverage_factor(h, mu)
+    interval_band(yhat, v, I, band)
+    return interval_learn(y, yhat, v, mu, I, ihyper)
+
+
+@kernel
+def interval_bands(pred, IB, out):
+    """out[t] = (lower, pred[t], upper) with v = 1 (a model without a leverage term)."""
+    I = ib_views(IB)[0]
+    for t in range(pred.shape[0]):
+        interval_band(pred[t], 1.0, I, out[t])
 
 
 @inline_kernel
@@ -166,12 +248,14 @@ def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
 
 
 @kernel
-def dfop_learn_one_interval(x, y, PW, B, I, ihyper, band):
-    """DFOP's learn_one with the interval made before learning into band (lower, yhat, upper).
+def dfop_learn_one_interval(x, y, PW, B, IB):
+    """DFOP's learn_one with the interval made before learning into IB's band
+    (lower, yhat, upper).
 
-    The blocks of ``dfop._dfop_learn_one_packed``, plus ``I`` and ``ihyper``.
+    The blocks of ``dfop._dfop_learn_one_packed``, plus ``IB`` (``ib_views``).
     Returns DFOP's status (the interval of a refused sample is NaN, I untouched).
     """
+    I, ihyper, band = ib_views(IB)
     d = x.shape[0]
     work, L, hyper, codes = _packed_views(B, d)
     w = PW[d]
@@ -188,12 +272,13 @@ def dfop_learn_one_interval(x, y, PW, B, I, ihyper, band):
 
 
 @kernel
-def dfop_predict_interval(X, PW, B, I, out):
+def dfop_predict_interval(X, PW, B, IB, out):
     """out[t] = (lower, prediction, upper) for each row of X, without learning.
 
     x^T P x as learn_one forms it (P x in the dtype of the model's
     arithmetic, in its scratch), so a row's interval here is the one
     learn_one reports before learning it."""
+    I = ib_views(IB)[0]
     d = X.shape[1]
     work, _, hyper, codes = _packed_views(B, d)
     w = PW[d]
