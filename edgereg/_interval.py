@@ -20,6 +20,7 @@ from ._kernels.interval import (
     IHYPER_ETA,
     IHYPER_NOISE_MU,
     INT_COVERED,
+    INT_IMPUTED,
     INT_Q,
     INT_SCORED,
     INT_SUM,
@@ -59,10 +60,11 @@ def interval_blocks(coverage: float, noise_forgetting: float = -1.0) -> tuple[np
 
 def interval_faults(I: np.ndarray, field: str = "interval") -> list[tuple[str, str]]:
     """What a loaded bookkeeping must hold: weights, sums and counts that are ones."""
-    weight, total, scored, q, covered = (float(I[k]) for k in (
-        INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED))
+    weight, total, scored, q, covered, imputed = (float(I[k]) for k in (
+        INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED, INT_IMPUTED))
     if not (weight >= 0.0 and total >= 0.0 and 0.0 <= covered <= scored <= 2.0**53
-            and scored == int(scored) and covered == int(covered) and abs(q) < 1e300):
+            and scored == int(scored) and covered == int(covered) and abs(q) < 1e300
+            and 0.0 <= imputed <= 2.0**53 and imputed == int(imputed)):
         return [(field, f"holds weight {weight!r}, sum {total!r}, scored {scored!r}, "
                         f"covered {covered!r}, q {q!r}: not an interval's bookkeeping")]
     return []
@@ -77,7 +79,7 @@ class IntervalMixin:
     _I: np.ndarray | None = None
 
     def _check_interval(self, coverage: Any) -> None:
-        if self._I is None:
+        if self.coverage is None:
             raise ValueError(
                 f"{type(self).__name__} was built without intervals: construct it with "
                 f"coverage=0.9 (for example) so that it calibrates them while it learns")

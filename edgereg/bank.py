@@ -80,7 +80,7 @@ class DFOPBankIntervalState(NamedTuple):
     weights: np.ndarray
     scale: np.ndarray
     counts: np.ndarray
-    interval: np.ndarray  # float64 (5,)
+    interval: np.ndarray  # float64 (6,)
 
 
 class DFOPBankWork(NamedTuple):

@@ -44,8 +44,10 @@ from ._kernels.dfop import (
     _packed_views,
     packed_size,
 )
+from ._kernels.impute import IMPUTE_REFUSED, dfop_impute_learn_one, mw_size
 from ._kernels.interval import (
     IB_SIZE,
+    INT_IMPUTED,
     dfop_learn_one_interval,
     dfop_predict_interval,
     ib_views,
@@ -95,7 +97,7 @@ class DFOPIntervalState(NamedTuple):
     P: np.ndarray
     forgotten: np.ndarray
     counts: np.ndarray
-    interval: np.ndarray  # float64 (5,): noise weight, weighted sum, scored, q, covered
+    interval: np.ndarray  # float64 (6,): noise weight, weighted sum, scored, q, covered, imputed
 
 
 class DFOPIntervalWork(NamedTuple):
@@ -181,12 +183,18 @@ def init_dfop_parameters(model: Any, dimension: int, forgetting: float, task: st
     model._period = refresh_period(dimension, model.forgetting)
 
 
-def init_interval(model: Any, coverage: Any) -> None:
-    """Validate and set ``coverage`` (intervals are for regression)."""
+def init_interval(model: Any, coverage: Any, missing: str = "reject") -> None:
+    """Validate and set ``coverage`` and ``missing`` (both for regression)."""
     model.coverage = check_coverage(coverage)
     if model.coverage is not None and model.task != "regression":
         raise ValueError(f"coverage (prediction intervals) is for task='regression', "
                          f"got task={model.task!r}")
+    if missing not in ("reject", "impute"):
+        raise ValueError(f"missing must be 'reject' or 'impute', got {missing!r}")
+    if missing == "impute" and model.task != "regression":
+        raise ValueError(f"missing='impute' is for task='regression', got task={model.task!r}")
+    model.missing = missing
+    model._impute = missing == "impute"
     model._bands = None
 
 
@@ -282,6 +290,28 @@ class DFOP(IntervalMixin, OnlineModel):
         (eta T) of 1 - coverage for any sequence, drift or not
         (docs/design/intervals.md). :meth:`predict_interval`,
         ``learn_many(..., interval=True)``, ``coverage_``.
+    missing : {"reject", "impute"}, default "reject"
+        What a NaN in x does: make the sample invalid (``on_invalid``), or
+        (regression) be filled by its conditional expectation given the
+        observed inputs under the model's own P (P^-1 is the
+        forgetting-weighted second moment of the inputs),
+
+        .. math::
+
+            \hat x_m = -P_{mm}^{-1} P_{mo} x_o,
+
+        the update then made on the completed row with the weight
+        omega = sigma^2 / (sigma^2 + w_m^T (N P_mm)^-1 w_m) (the variance the
+        imputation adds to the residual; N the data's weight), counted in
+        ``n_imputed_``. A row whose every input is NaN, or whose target is
+        NaN, is predicted (NaN without any input) and not learnt. Biased
+        when the inputs are far from jointly Gaussian around zero (append a
+        constant-1 column so that the rule is centred), when values go
+        missing because of their value, or while the model has seen few
+        rows; not for a feature missing for longer than the forgetting
+        period 1 / mu, whose fill then comes from old data
+        (docs/design/missing-inputs.md). Costs O(k d + k^3) per row with k
+        missing, nothing for a complete row.
 
     Attributes
     ----------
@@ -323,10 +353,11 @@ class DFOP(IntervalMixin, OnlineModel):
         dtype: Any = "float64",
         on_invalid: str = "raise",
         coverage: float | None = None,
+        missing: str = "reject",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, self._dfop_dimension(), forgetting, task, p0, keep_prior)
-        init_interval(self, coverage)
+        init_interval(self, coverage, missing)
         self.reset()
 
     @property
@@ -342,9 +373,11 @@ class DFOP(IntervalMixin, OnlineModel):
             self.n_features, self.p0, self.dtype, self.forgetting, self._period,
             self.keep_prior, self._skip,
         )
-        if self.coverage is None:
+        if self.coverage is None and not self._impute:
             return state, work
-        _, I, ihyper, _ = interval_blocks(self.coverage)
+        # Imputation weighs a row by the noise level of this bookkeeping (its
+        # quantile then tracks the default coverage, unused).
+        _, I, ihyper, _ = interval_blocks(self.coverage or 0.9)
         return DFOPIntervalState(*state, interval=I), DFOPIntervalWork(*work, ihyper)
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
@@ -386,6 +419,10 @@ class DFOP(IntervalMixin, OnlineModel):
             self._IB = block_at(interval, IB_SIZE)
             self._band = python_function(ib_views)(self._IB)[2]
             self._interval_kernel = FirstCall(self._interval_one_kernel, self, "_interval_kernel")
+            if self._impute:
+                d = self.n_features
+                self._MW = np.zeros(python_function(mw_size)(d))
+                self._xs = np.zeros(d, self.dtype)
         self._mode = 2 if interval is not None else int(self._classify)
 
     def _bind_dfop_blocks(self) -> None:
@@ -418,6 +455,8 @@ class DFOP(IntervalMixin, OnlineModel):
     def predict_one(self, x: Any) -> float:
         """Predict one sample (the sign of the score for classification)."""
         score = _dfop_predict_one(self._row(x), self._w)
+        if score != score and self._impute:
+            return float(self._impute_predict(self._row(x))[1])
         if self._classify:
             return 1.0 if score >= 0.0 else -1.0
         return score
@@ -470,6 +509,15 @@ class DFOP(IntervalMixin, OnlineModel):
             self._check_interval(interval)
         yv = y if type(y) is float else as_scalar(y)
         band = self._band
+        if self._impute:
+            s = xr.sum() + yv  # NaN when x or y holds one (or +-inf meet: refused there)
+            if s != s:
+                status = dfop_impute_learn_one(xr, yv, self._PW, self._B, self._IB, self._MW,
+                                               self._xs)
+                if status == IMPUTE_REFUSED and not self._skip:
+                    raise ValueError(self._invalid_message(xr, y, "sample"))
+                return (float(band[0]), float(band[1]), float(band[2])) if interval \
+                    else float(band[1])
         status = self._interval_kernel(xr, yv, self._PW, self._B, self._IB)  # see _bind_interval
         if status != 0 and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
@@ -479,6 +527,14 @@ class DFOP(IntervalMixin, OnlineModel):
 
     def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
         dfop_predict_interval(X, self._PW, self._B, self._IB, out)
+        if self._impute:
+            for t in np.flatnonzero(np.isnan(X).any(axis=1)):
+                out[t] = self._impute_predict(X[t])
+
+    def _impute_predict(self, x: np.ndarray) -> np.ndarray:
+        """The band of a row with NaNs, without learning (the kernel's y = NaN path)."""
+        dfop_impute_learn_one(x, np.nan, self._PW, self._B, self._IB, self._MW, self._xs)
+        return self._band.copy()
 
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
@@ -502,6 +558,8 @@ class DFOP(IntervalMixin, OnlineModel):
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
         work = self._work
         MU = self._forgetting_schedule(forgetting, X.shape[0])
+        if self._impute:
+            return self._learn_block_impute(X, Y, out, MU)
         if self._I is None:
             return _dfop_learn_many(
                 X, Y, MU, out, self._PW, self._L, work.scratch, work.hyper, work.codes,
@@ -515,6 +573,46 @@ class DFOP(IntervalMixin, OnlineModel):
         self._bands = np.empty((n, 3))
         interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._IB, self._bands)
         return bad
+
+    def _learn_block_impute(self, X, Y, out, MU):  # type: ignore[no-untyped-def]
+        """Runs of complete rows through the block kernel and its paired pass; each
+        row with a NaN (in x or y) through the imputation's kernel, in order."""
+        if MU.shape[0] > 1:
+            raise ValueError("missing='impute' takes the model's own forgetting: "
+                             "learn_many(..., forgetting=...) is not supported with it")
+        n = X.shape[0]
+        bands = self._bands = np.empty((n, 3))
+        work = self._work
+        start = 0
+        for r in [*np.flatnonzero(np.isnan(X).any(axis=1) | np.isnan(Y)).tolist(), n]:
+            if r > start:
+                lev = np.empty(r - start)
+                bad = _dfop_learn_many_leverage(
+                    X[start:r], Y[start:r], MU, out[start:r], lev, self._PW, self._L,
+                    work.scratch, work.hyper, work.codes,
+                )
+                done = r - start if bad < 0 else bad
+                interval_pass(Y[start:r], MU, out[start:r], lev, done, self._IB,
+                              bands[start:r])
+                if bad >= 0:
+                    return start + bad
+            if r == n:
+                break
+            status = dfop_impute_learn_one(X[r], Y[r], self._PW, self._B, self._IB, self._MW,
+                                           self._xs)
+            bands[r] = self._band
+            out[r] = self._band[1]
+            if status == IMPUTE_REFUSED and not self._skip:
+                return r
+            start = r + 1
+        return -1
+
+    @property
+    def n_imputed_(self) -> int:
+        """Rows learnt with inputs imputed (``missing="impute"``)."""
+        if not self._impute:
+            return 0
+        return int(self._I[INT_IMPUTED])  # type: ignore[index]
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None,
                    interval: Any = False) -> np.ndarray:
@@ -554,6 +652,9 @@ class DFOP(IntervalMixin, OnlineModel):
 
     def _predict_block(self, X, out):  # type: ignore[override]
         _dfop_predict_many(X, self._w, out)
+        if self._impute:
+            for t in np.flatnonzero(np.isnan(X).any(axis=1)):
+                out[t] = self._impute_predict(X[t])[1]
 
     def predict_many(self, X: Any) -> np.ndarray:
         """Predict a block of samples without learning."""
@@ -579,6 +680,7 @@ class DFOP(IntervalMixin, OnlineModel):
             {"n_features": 26, "dtype": "float32"},  # float32 arithmetic (FLOAT32_FROM)
             {"n_features": 4, "coverage": 0.9},  # calibrated intervals
             {"n_features": 5, "forgetting": 0.3, "dtype": "float32", "coverage": 0.8},
+            {"n_features": 4, "missing": "impute"},  # NaN inputs filled (none in the contracts)
         ]
 
 
@@ -610,9 +712,10 @@ class RLS(DFOP):
         dtype: Any = "float64",
         on_invalid: str = "raise",
         coverage: float | None = None,
+        missing: str = "reject",
     ) -> None:
         super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, on_invalid=on_invalid,
-                         coverage=coverage)
+                         coverage=coverage, missing=missing)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:

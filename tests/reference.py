@@ -91,7 +91,7 @@ def dfop_interval_reference(
     e_i^2 / v_i over the steps before; the interval yhat -+ q sqrt(sigma^2 v)
     (infinite before the first residual); then miss = |e| > q sqrt(sigma^2 v)
     and q <- q + eta (miss - (1 - coverage)). Returns (bands (n, 3), the
-    bookkeeping after every step (n, 5): N, S, scored, q, covered).
+    bookkeeping after every step (n, 6): N, S, scored, q, covered, 0 imputed).
     """
     n, d = X.shape
     lam = 1.0 - mu
@@ -99,7 +99,7 @@ def dfop_interval_reference(
     no_refresh: list[list[tuple[int, float]]] = [[] for _ in range(n)]
     systems = list(_dfop_normal_equations(X, y, lams, p0, no_refresh))
     bands = np.empty((n, 3))
-    book = np.empty((n, 5))
+    book = np.zeros((n, 6))
     N = S = scored = covered = 0.0
     q = q0
     for t in range(n):
@@ -121,7 +121,7 @@ def dfop_interval_reference(
             covered += not miss
         N = lam * N + 1.0
         S = lam * S + e * e / v
-        book[t] = N, S, scored, q, covered
+        book[t, :5] = N, S, scored, q, covered
     return bands, book
 
 
@@ -841,3 +841,52 @@ def sparse_projection(M: np.ndarray, indices: np.ndarray, values: np.ndarray) ->
     for k in order:
         psi = psi + values[k] * M[:, indices[k]]
     return psi
+
+
+def dfop_impute_reference(
+    X: np.ndarray, y: np.ndarray, mu: float, p0: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """missing="impute" from the equations, in information form (keep_prior=False).
+
+    R = lambda^t / p0 I + sum_i lambda^(t-i) omega_i xh_i xh_i^T and b likewise
+    (R w = b). A row with NaNs at m is completed by the Gaussian conditional
+    mean under the second moment M = R / N (N = sum_i lambda^(t-i) over the rows
+    learnt): xh_m = M_mo M_oo^-1 x_o, with Cov = M_mm - M_mo M_oo^-1 M_om (the
+    Schur complement, not the kernel's P identity); omega = sigma^2 / (sigma^2 +
+    w_m^T Cov w_m), sigma^2 = S / N the noise level of the interval reference
+    (S of e^2 / v with v = (lambda + xh^T R^-1 xh) / lambda + 1 / omega - 1);
+    omega = 1 for a complete row. Returns (predictions w^T xh, R after each
+    step (n, d, d), w after each step (n, d)).
+    """
+    n, d = X.shape
+    lam = 1.0 - mu
+    R = np.eye(d) / p0
+    b = np.zeros(d)
+    N = S = 0.0
+    pred = np.empty(n)
+    Rs = np.empty((n, d, d))
+    Ws = np.empty((n, d))
+    for t in range(n):
+        w = np.linalg.solve(R, b)
+        x = X[t].copy()
+        m = np.isnan(x)
+        omega = 1.0
+        if m.any():
+            o = ~m
+            M = R / N
+            Moo_inv = np.linalg.inv(M[np.ix_(o, o)])
+            x[m] = M[np.ix_(m, o)] @ Moo_inv @ x[o]
+            cov = M[np.ix_(m, m)] - M[np.ix_(m, o)] @ Moo_inv @ M[np.ix_(o, m)]
+            quad = w[m] @ cov @ w[m]
+            sigma2 = S / N
+            omega = sigma2 / (sigma2 + quad)
+        pred[t] = w @ x
+        v = (lam + x @ np.linalg.solve(R, x)) / lam + 1.0 / omega - 1.0
+        e = y[t] - pred[t]
+        R = lam * R + omega * np.outer(x, x)
+        b = lam * b + omega * x * y[t]
+        N = lam * N + 1.0
+        S = lam * S + e * e / v
+        Rs[t] = R
+        Ws[t] = np.linalg.solve(R, b)
+    return pred, Rs, Ws

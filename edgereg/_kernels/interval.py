@@ -23,7 +23,8 @@ any sequence. Both are updated after the interval is made (prequential).
 Blocks:
 
 * ``I`` float64 (N_INTERVAL,), learnt: N, S, the number of intervals scored,
-  q, the number that covered their target (INT_* below);
+  q, the number that covered their target, the number of rows learnt with
+  inputs imputed (``_kernels/impute.py``) (INT_* below);
 * ``ihyper`` float64 (N_IHYPER,): eta, the noise forgetting (negative: the
   step's own mu), the coverage c (IHYPER_* below).
 
@@ -57,8 +58,8 @@ from .dtype import scratch_of
 from .linalg import symv as _symv
 from .prior import _max_variance
 
-INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED = 0, 1, 2, 3, 4
-N_INTERVAL = 5
+INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED, INT_IMPUTED = 0, 1, 2, 3, 4, 5
+N_INTERVAL = 6
 IHYPER_ETA, IHYPER_NOISE_MU, IHYPER_COVERAGE = 0, 1, 2
 N_IHYPER = 3
 #: learn_one's one block IB: I, then ihyper, then the band it writes (lower,
