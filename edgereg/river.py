@@ -48,6 +48,7 @@ with their reason in :data:`UNIT_TEST_SKIPS` (their ``_unit_test_skips``).
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -219,7 +220,20 @@ class _Regressor(_Adapter, base.Regressor):
             self._build(x)
         self.model_.learn_one(self._row(x), float(y))
 
-    def predict_one(self, x: dict) -> float:
+    def predict_one(self, x: dict, with_interval: bool = False) -> Any:
+        """The prediction; with ``with_interval``, river's ``conf.Interval(lower, upper)``
+        of the model's calibrated interval (an adapter built with ``coverage``), as
+        ``conf.RegressionJackknife.predict_one(x, with_interval=True)`` returns it."""
+        if with_interval:
+            from river.conf.interval import Interval
+
+            if getattr(self, "coverage", None) is None:
+                raise ValueError(f"{type(self).__name__} was built without intervals: "
+                                 f"construct it with coverage=0.9 (for example)")
+            if self.model_ is None:
+                return Interval(lower=-math.inf, upper=math.inf)
+            lower, _, upper = self.model_.predict_interval(self._row(x))
+            return Interval(lower=lower, upper=upper)
         if self.model_ is None:
             return 0.0
         return float(self.model_.predict_one(self._row(x)))
@@ -249,6 +263,7 @@ class DFOPRegressor(_Regressor):
     def _unit_test_params(cls):
         yield {}
         yield {"forgetting": 0.05, "p0": 10.0}
+        yield {"forgetting": 0.05, "coverage": 0.9}
 
 
 @model_parameters

@@ -176,6 +176,13 @@ class _Regressor(RegressorMixin, _EdgeregEstimator):
         X = self._check_X(X, reset=False)
         return self.model_.predict_many(X)
 
+    def predict_interval(self, X: Any) -> np.ndarray:
+        """(n, 3): lower, prediction, upper of the model's calibrated interval (an
+        estimator built with ``coverage``: the model calibrates it while learning)."""
+        check_is_fitted(self, "model_")
+        X = self._check_X(X, reset=False)
+        return self.model_.predict_interval_many(X)
+
 
 class _Classifier(ClassifierMixin, _EdgeregEstimator):
     """Binary classifier: ``classes_[0]`` -> -1, ``classes_[1]`` -> +1."""
