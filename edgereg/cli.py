@@ -317,6 +317,7 @@ def run_stream(
     checkpoint_every: int = 1000,
     delimiter: str = ",",
     skip_header: bool = False,
+    interval: float | None = None,
 ) -> dict[str, int]:
     """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped.
 
@@ -324,10 +325,15 @@ def run_stream(
     first row is then a header), or several of them comma-separated for the
     multi-output models, one prediction column each. A first row that does
     not parse as numbers is a header; ``skip_header`` (``--header``) says so
-    explicitly.
+    explicitly. ``interval`` (``--interval C``): the model calibrates
+    intervals of coverage C and each row's output is lower, prediction,
+    upper. An empty input field is a missing value (learnt with
+    ``--param missing=impute``, else the row is skipped).
     """
     import edgereg
 
+    if interval is not None:
+        params = {**params, "coverage": interval}
     if model_name not in MODEL_NAMES:
         raise SystemExit(
             f"edgereg: unknown model {model_name!r}; choose from {', '.join(MODEL_NAMES)}"
@@ -424,28 +430,32 @@ def run_stream(
                     raise StreamError(f"cannot make {model_name} with {params}: {exc}") from None
                 err.write(f"started {model!r}\n")
             try:
-                x = np.array([_number(c) for c in x_cells])
-                if not np.all(np.isfinite(x)):
+                x = np.array([np.nan if c == "" else _number(c) for c in x_cells])
+                if np.any(np.isinf(x)):
                     raise ValueError("non-finite input")
+                if np.any(np.isnan(x)) and getattr(model, "missing", "reject") != "impute":
+                    raise ValueError("missing input (--param missing=impute fills it)")
                 if unsupervised:
                     yhat = model.learn_one(x)
                     counts["learnt"] += 1
                 elif all(c == "" for c in y_cells):
-                    yhat = model.predict_one(x)  # no label yet: predict only
+                    # no label yet: predict only
+                    yhat = model.predict_interval(x) if interval else model.predict_one(x)
                     counts["predicted"] += 1
                 else:
                     y = np.array([_number(c) for c in y_cells])
                     if not np.all(np.isfinite(y)):
                         raise ValueError("non-finite target")
                     switches = getattr(model, "n_switches_", 0)
-                    yhat = model.learn_one(x, y if multi else float(y[0]))
+                    yhat = (model.learn_one(x, float(y[0]), interval=True) if interval
+                            else model.learn_one(x, y if multi else float(y[0])))
                     counts["learnt"] += 1
                     if getattr(model, "n_switches_", 0) > switches:
                         err.write(_switch_line(model, lineno))
             except (ValueError, TypeError) as exc:
                 counts["skipped"] += 1
                 err.write(f"line {lineno}: skipped ({exc})\n")
-                out.write(",".join(["nan"] * max(len(columns), 1)) + "\n")
+                out.write(",".join(["nan"] * (3 if interval else max(len(columns), 1))) + "\n")
                 out.flush()
                 continue
             values = np.asarray(yhat, dtype=np.float64).reshape(-1)
@@ -497,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="state file: resumed if present, checkpointed atomically")
     p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
     p.add_argument("--delimiter", default=",")
+    p.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
+                   help="calibrated intervals of this coverage (dfop, rls): output columns "
+                        "lower,prediction,upper")
     p.add_argument("--header", action="store_true",
                    help="the first line names the columns (detected anyway when it does "
                         "not parse as numbers)")
@@ -521,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
             run_stream(
                 args.model, _parse_params(args.param), source, sys.stdout, sys.stderr,
                 target=args.target, state=args.state, checkpoint_every=args.checkpoint_every,
-                delimiter=args.delimiter, skip_header=args.header,
+                delimiter=args.delimiter, skip_header=args.header, interval=args.interval,
             )
         finally:
             if source is not sys.stdin:

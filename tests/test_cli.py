@@ -248,3 +248,25 @@ def test_stream_selective_prints_a_line_when_a_switch_is_declared():
     first = int(expected.switches_[0])
     assert switch_lines[0].startswith(f"line {first + 1}: switch declared at sample {first} ")
     assert "log e-value" in switch_lines[0] and ">= log(1/delta) = 2.303" in switch_lines[0]
+
+
+def test_stream_interval_writes_lower_prediction_upper_and_empty_fields_are_missing():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X @ [1.0, -2.0] + 0.1 * rng.normal(size=60)
+    rows = [f"{a},{b},{t}" for (a, b), t in zip(X, y, strict=True)]
+    rows[40] = f",{X[40, 1]},{y[40]}"  # a missing input
+    text = "\n".join(rows) + "\n"
+    out, err = io.StringIO(), io.StringIO()
+    counts = run_stream("dfop", {"missing": "impute"}, io.StringIO(text), out, err,
+                        interval=0.9)
+    assert counts == {"learnt": 60, "predicted": 0, "skipped": 0}
+    got = np.array([[float(v) for v in line.split(",")] for line in out.getvalue().split()])
+    Xm = X.copy()
+    Xm[40, 0] = np.nan
+    expected = edgereg.DFOP(2, coverage=0.9, missing="impute").learn_many(Xm, y, interval=True)
+    np.testing.assert_allclose(got[1:], expected[1:], rtol=1e-9)  # printed with 10 digits
+    assert np.isinf(got[0, [0, 2]]).all()
+    out2, err2 = io.StringIO(), io.StringIO()
+    counts = run_stream("dfop", {}, io.StringIO(text), out2, err2)  # without impute: skipped
+    assert counts["skipped"] == 1 and "missing input" in err2.getvalue()
