@@ -109,7 +109,7 @@ def window_share(hit: np.ndarray) -> tuple[float, int]:
     """Share of full windows of WINDOW rows whose coverage is within 90 +- 7 points."""
     k = len(hit) // WINDOW
     if k == 0:
-        return float("nan"), 0
+        return float("nan"), 0  # printed as "no full window"
     cov = hit[: k * WINDOW].reshape(k, WINDOW).mean(axis=1)
     return float(np.mean(np.abs(cov - COVERAGE) <= 0.07)), k
 
@@ -169,6 +169,12 @@ def interval_row(name: str, Z: np.ndarray, y: np.ndarray, mu: Any, river: bool) 
     return row
 
 
+def _share(share: float, nwin: int | None = None) -> str:
+    if share != share:
+        return "no full window"
+    return f"{100 * share:.0f}%" + ("" if nwin is None else f" of {nwin}")
+
+
 def interval_table(root: Path, river: bool) -> list[str]:
     rows = []
     for name, X, y in streams(root):
@@ -185,12 +191,12 @@ def interval_table(root: Path, river: bool) -> list[str]:
             "| river Jackknife: coverage after | its windows within | its mean width |")
     lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        jk = (f"{100 * r['jk_cov']:.1f} | {100 * r['jk_share']:.0f}% | {r['jk_width']:.4g}"
+        jk = (f"{100 * r['jk_cov']:.1f} | {_share(r['jk_share'])} | {r['jk_width']:.4g}"
               if "jk_cov" in r else "– | – | –")
         lines.append(
             f"| {r['stream']} | {r['T']:,} | {r['mu']} | {100 * r['cov']:.1f} "
-            f"| {100 * r['share']:.0f}% of {r['nwin']} | {r['width']:.4g} "
-            f"| {100 * r['split_cov']:.1f} | {100 * r['split_share']:.0f}% "
+            f"| {_share(r['share'], r['nwin'])} | {r['width']:.4g} "
+            f"| {100 * r['split_cov']:.1f} | {_share(r['split_share'])} "
             f"| {r['split_width']:.4g} | {jk} |"
         )
     return lines
@@ -225,7 +231,7 @@ def missing_streams(seed: int = 1) -> list[tuple[str, np.ndarray, np.ndarray, np
     cov = 0.9 ** np.abs(np.subtract.outer(np.arange(10), np.arange(10)))
     Xc = X @ np.linalg.cholesky(cov).T
     yc = np.einsum("nd,nd->n", W, Xc) + 0.1 * rng.normal(size=len(y))
-    return [("independent inputs", X, y, W), ("inputs correlated 0.9^|i-j|", Xc, yc, W)]
+    return [("independent inputs", X, y, W), ("inputs correlated 0.9^abs(i-j)", Xc, yc, W)]
 
 
 def masks(n: int, d: int, seed: int = 7) -> list[tuple[str, np.ndarray]]:
