@@ -189,7 +189,9 @@ class BankIntervals:
             return bad
         n = X.shape[0] if bad < 0 else bad
         lev = np.zeros(X.shape[0])
-        valid = (np.all(np.abs(X) <= _BANK_LIMIT, axis=1) & (np.abs(Y) <= _BANK_LIMIT))
+        valid = np.all(np.isfinite(X), axis=1) & (np.abs(Y) <= _BANK_LIMIT)
+        if X.dtype == np.float64:  # a float32 input is within the limit once finite
+            valid &= np.all(np.abs(X) <= _BANK_LIMIT, axis=1)
         lev[~valid] = np.nan  # rows the bank refused (skipped)
         self._bands = np.empty((X.shape[0], 3))
         interval_pass(Y, self._noise_mu, out, lev, n, self._IB, self._bands)
