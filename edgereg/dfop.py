@@ -284,7 +284,7 @@ class DFOP(IntervalMixin, OnlineModel):
         v the variance of the innovation y - w^T x in units of the noise
         variance (DFOP is the Kalman filter with prior covariance P /
         lambda), sigma^2 the forgetting-weighted mean of (y - yhat)^2 / v,
-        and q the quantile of |y - yhat| / (sigma sqrt(v)) tracked online,
+        and q the quantile of abs(y - yhat) / (sigma sqrt(v)) tracked online,
         q <- q + eta (miss - (1 - coverage)) (conformal quantile tracking):
         the long-run fraction of misses is within (max score + eta) /
         (eta T) of 1 - coverage for any sequence, drift or not

@@ -11,11 +11,11 @@ sum N, weighted sum S, sigma^2 = S / N); the interval is::
 
     yhat -+ q sqrt(sigma^2 v)
 
-and q, the quantile of the normalised score |e| / sqrt(sigma^2 v) at the
+and q, the quantile of the normalised score abs(e) / sqrt(sigma^2 v) at the
 coverage c, is tracked by online quantile regression (the P part of
 conformal PID control, Angelopoulos, Candes & Tibshirani 2023)::
 
-    q <- q + eta (miss - (1 - c)),     miss = 1{|e| > q sqrt(sigma^2 v)}
+    q <- q + eta (miss - (1 - c)),     miss = 1{abs(e) > q sqrt(sigma^2 v)}
 
 whose long-run miss rate is within (max score + eta) / (eta T) of 1 - c for
 any sequence. Both are updated after the interval is made (prequential).
@@ -113,7 +113,7 @@ def _track(y, yhat, scale, v, lam, N, S, q, eta, alpha):
     ``scored = -1`` when refused (e^2 / v or the new sum not finite: nothing changes).
 
     The interval (of half-width q scale) is scored when one was made (N > 0):
-    miss = |e| > q scale, q <- q + eta (miss - alpha); then N <- lam N + 1,
+    miss = abs(e) > q scale, q <- q + eta (miss - alpha); then N <- lam N + 1,
     S <- lam S + e^2 / v."""
     e = y - yhat
     z2 = e * e / v
