@@ -44,11 +44,13 @@ import numpy as np
 
 from ._validate import (
     INT_MAX,
+    NOT_A_LABEL,
     as_matrix,
     as_row,
     check_dtype,
     check_on_invalid,
     describe_nonfinite,
+    is_label,
 )
 
 STATE_FORMAT = "edgereg-state-1"
@@ -345,9 +347,9 @@ class OnlineModel:
         y_arr = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y_arr)):
             parts.append(f"non-finite or invalid target y={y!r}")
-        elif self._task == "classification" and not np.all(np.isin(y_arr, (-1.0, 0.0, 1.0))):
+        elif self._task == "classification" and not np.all(is_label(y_arr)):
             shown = repr(float(y_arr)) if y_arr.ndim == 0 else repr(y)
-            parts.append(f"y={shown} is not a class label (-1/+1, or 0/1)")
+            parts.append(f"y={shown} {NOT_A_LABEL}")
         if not parts:
             parts.append(
                 "the update is not finite or not positive definite: the input is too "

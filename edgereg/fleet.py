@@ -40,11 +40,13 @@ from ._kernels.fleet import (
     _fleet_predict_one,
 )
 from ._validate import (
+    NOT_A_LABEL,
     _as_numeric_array,
     check_dtype,
     check_int,
     check_on_invalid,
     describe_nonfinite,
+    is_label,
     label_signs,
 )
 from .dfop import DFOP, dfop_constants, init_dfop_parameters
@@ -334,8 +336,8 @@ class Fleet(OnlineModel):
                 why.append(f"non-finite input {nf}")
             if not np.isfinite(float(yv)):
                 why.append(f"non-finite or invalid target y={yv!r}")
-            elif self._classify and yv not in (-1, 0, 1):
-                why.append(f"y={float(yv)!r} is not a class label (-1/+1, or 0/1)")
+            elif self._classify and not is_label(yv):
+                why.append(f"y={float(yv)!r} {NOT_A_LABEL}")
             if not why:
                 why.append("update not finite or not positive definite (input too large)")
             where = f"model {k}" if one else f"model {k}, row {t}"
