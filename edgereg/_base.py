@@ -536,7 +536,7 @@ def aligned_zeros(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.n
 
     NumPy promises 16 bytes. DFOP's fused pass at d = 200 ran 35% slower with
     its scratch 16- but not 32-byte aligned, and a bank's members 20% slower
-    at d = 50 with theirs 8-byte aligned (docs/design/alignment_study.py).
+    at d = 50 with theirs 8-byte aligned (docs/design/scripts/alignment_study.py).
     ``.base`` is the whole block (``block_at`` finds a block again).
     """
     dtype = np.dtype(dtype)
