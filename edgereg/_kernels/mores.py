@@ -244,12 +244,16 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
     S-step (output structure) and the Omega-step (covariance of the change of
     W). Each step reads the others' results from the learnt views only; the
     W-step keeps W_{t-1} in ``work_Dm[0]`` for the Omega-step (and for
-    ``_mores_step``'s undo).
+    ``_mores_step``'s undo). Each step takes ``constants`` = (C, gamma, tau,
+    tol) and ``work`` = (work_DD, work_D, work_Dm, work_mm, work_m).
     """
     _update_statistics(M, N, Q, x, y, mu)
-    _w_step(W, Om, Om_inv, S, M, N, C, tol, work_DD, work_D, work_Dm, work_mm, work_m)
-    _s_step(W, S, S_inv, M, N, Q, C, gamma, tau, tol, work_Dm[1], work_mm)
-    _omega_step(W, Om, Om_inv, gamma, tau, work_Dm, work_mm)
+    # The steps' constants and scratch, each as one argument (tuples: no copy)
+    constants = (C, gamma, tau, tol)
+    work = (work_DD, work_D, work_Dm, work_mm, work_m)
+    _w_step(W, Om, Om_inv, S, M, N, constants, work)
+    _s_step(W, S, S_inv, M, N, Q, constants, work)
+    _omega_step(W, Om, Om_inv, constants, work)
 
 
 @inline_kernel
@@ -276,13 +280,19 @@ def _update_statistics(M, N, Q, x, y, mu):
 
 
 @inline_kernel
-def _s_omega_eigenbasis(Om_inv, S, tol, K, E, B, V, G, s):
+def _s_omega_eigenbasis(Om_inv, S, tol, work_mm, s):
     """S Omega^-1 = G^-T diag(s) G^T, the basis in which the W-step decouples.
 
     With Omega^-1 = K K^T (Cholesky) and K^T S K = V^T diag(s) V (Jacobi, V's
-    rows the eigenvectors), G = K V^T. ``E`` and ``B`` are scratch.
+    rows the eigenvectors), G = K V^T: K, B, V, G are ``work_mm[0:4]``, ``work_mm[4]``
+    (E) is scratch; s receives the eigenvalues.
     """
     m = S.shape[0]
+    K = work_mm[0]
+    B = work_mm[1]
+    V = work_mm[2]
+    G = work_mm[3]
+    E = work_mm[4]
     cholesky(Om_inv, K, _PIVOT_FLOOR)
     for i in range(m):  # E = S K
         Ei = E[i]
@@ -307,7 +317,7 @@ def _s_omega_eigenbasis(Om_inv, S, tol, K, E, B, V, G, s):
 
 
 @inline_kernel
-def _w_step(W, Om, Om_inv, S, M, N, C, tol, work_DD, work_D, work_Dm, work_mm, work_m):
+def _w_step(W, Om, Om_inv, S, M, N, constants, work):
     """W-step (S and Omega fixed): W + C M W (S Omega^-1) = RHS Omega^-1 with
     RHS = W_{t-1} Omega + C N S.
 
@@ -318,13 +328,13 @@ def _w_step(W, Om, Om_inv, S, M, N, C, tol, work_DD, work_D, work_Dm, work_mm, w
     """
     D = W.shape[0]
     m = W.shape[1]
+    C, _, _, tol = constants
+    work_DD, work_D, work_Dm, work_mm, work_m = work
     A = work_DD
     W0 = work_Dm[0]
     R1 = work_Dm[1]
     R2 = work_Dm[2]
-    K = work_mm[0]
     B = work_mm[1]
-    V = work_mm[2]
     G = work_mm[3]
     E = work_mm[4]
     diag = work_D[0]
@@ -339,7 +349,7 @@ def _w_step(W, Om, Om_inv, S, M, N, C, tol, work_DD, work_D, work_Dm, work_mm, w
         W0k = W0[k]
         for j in range(m):
             W0k[j] = Wk[j]
-    _s_omega_eigenbasis(Om_inv, S, tol, K, E, B, V, G, s)
+    _s_omega_eigenbasis(Om_inv, S, tol, work_mm, s)
 
     # RHS G = W_{t-1} (Omega G) + N (C S G): two m x m products, then one pass over D
     H1 = B
@@ -383,14 +393,17 @@ def _w_step(W, Om, Om_inv, S, M, N, C, tol, work_DD, work_D, work_Dm, work_mm, w
 
 
 @inline_kernel
-def _s_step(W, S, S_inv, M, N, Q, C, gamma, tau, tol, R1, work_mm):
+def _s_step(W, S, S_inv, M, N, Q, constants, work):
     """S-step: S^-1 = (gamma S^-1 + C/2 E + tau I) / (gamma + tau), with
     E = W^T M W - W^T N - N^T W + Q = W^T (M W - N) - N^T W + Q, clipped PSD.
 
-    ``R1`` (D x m) and ``work_mm`` are scratch.
+    Scratch: ``work_Dm[1]`` (R1) and ``work_mm``.
     """
     D = W.shape[0]
     m = W.shape[1]
+    C, gamma, tau, tol = constants
+    R1 = work[2][1]
+    work_mm = work[3]
     B = work_mm[1]
     V = work_mm[2]
     E = work_mm[4]
@@ -449,13 +462,15 @@ def _s_step(W, S, S_inv, M, N, Q, C, gamma, tau, tol, R1, work_mm):
 
 
 @inline_kernel
-def _omega_step(W, Om, Om_inv, gamma, tau, work_Dm, work_mm):
+def _omega_step(W, Om, Om_inv, constants, work):
     """Omega-step: Omega^-1 = (gamma Omega^-1 + 1/2 Delta^T Delta + tau I) / (gamma + tau),
     Delta = W_t - W_{t-1} (W_{t-1} in ``work_Dm[0]``, as the W-step left it)."""
     D = W.shape[0]
     m = W.shape[1]
-    W0 = work_Dm[0]
-    R1 = work_Dm[1]
+    _, gamma, tau, _ = constants
+    W0 = work[2][0]
+    R1 = work[2][1]
+    work_mm = work[3]
     E = work_mm[4]
     L = work_mm[5]
     Linv = work_mm[6]
