@@ -35,6 +35,7 @@ import json
 import os
 import tempfile
 import zipfile
+from collections.abc import Callable
 from tokenize import TokenError
 from typing import Any, ClassVar, NamedTuple
 from zlib import error as zlib_error
@@ -43,11 +44,13 @@ import numpy as np
 
 from ._validate import (
     INT_MAX,
+    NOT_A_LABEL,
     as_matrix,
     as_row,
     check_dtype,
     check_on_invalid,
     describe_nonfinite,
+    is_label,
 )
 
 STATE_FORMAT = "edgereg-state-1"
@@ -75,6 +78,23 @@ MODEL_MODULES = {
     "SparseDFOP": "sparse_dfop",
     "SparseDFOPBank": "sparse_bank",
 }
+
+
+#: File formats of earlier versions -> the class whose module reads them. That
+#: module registers its reader on import (``register_format``); ``load``
+#: imports it by name, as ``model_class`` does, so that this module needs no
+#: import of a model module (which would close an import circle through it).
+LEGACY_FORMATS = {
+    "edgereg-fleet-1": "Fleet",
+}
+
+_FORMAT_READERS: dict[str, Callable[[str, dict[str, np.ndarray]], Any]] = {}
+
+
+def register_format(name: str, reader: Callable[[str, dict[str, np.ndarray]], Any]) -> None:
+    """Have ``load`` read files whose ``format`` is ``name`` (listed in
+    ``LEGACY_FORMATS``) with ``reader(path, arrays)``."""
+    _FORMAT_READERS[name] = reader
 
 
 def model_class(name: str) -> Any:
@@ -227,7 +247,13 @@ class OnlineModel:
         """
         path = os.fspath(path)
         contents = read_npz(path, "edgereg state file")
-        if str(contents.get("format", "")) != STATE_FORMAT:
+        kind = str(contents.get("format", ""))
+        if kind in LEGACY_FORMATS:
+            owner = model_class(LEGACY_FORMATS[kind])  # imports the module: it registers
+            if cls is not OnlineModel and not issubclass(owner, cls):
+                raise StateFileError(f"{path!r} holds a {owner.__name__}, not a {cls.__name__}")
+            return _FORMAT_READERS[kind](path, contents)
+        if kind != STATE_FORMAT:
             raise StateFileError(
                 f"{path!r} is not an edgereg state file (expected format {STATE_FORMAT!r})"
             )
@@ -321,9 +347,9 @@ class OnlineModel:
         y_arr = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y_arr)):
             parts.append(f"non-finite or invalid target y={y!r}")
-        elif self._task == "classification" and not np.all(np.isin(y_arr, (-1.0, 0.0, 1.0))):
+        elif self._task == "classification" and not np.all(is_label(y_arr)):
             shown = repr(float(y_arr)) if y_arr.ndim == 0 else repr(y)
-            parts.append(f"y={shown} is not a class label (-1/+1, or 0/1)")
+            parts.append(f"y={shown} {NOT_A_LABEL}")
         if not parts:
             parts.append(
                 "the update is not finite or not positive definite: the input is too "
@@ -510,7 +536,7 @@ def aligned_zeros(shape: int | tuple[int, ...], dtype: Any = np.float64) -> np.n
 
     NumPy promises 16 bytes. DFOP's fused pass at d = 200 ran 35% slower with
     its scratch 16- but not 32-byte aligned, and a bank's members 20% slower
-    at d = 50 with theirs 8-byte aligned (docs/design/alignment_study.py).
+    at d = 50 with theirs 8-byte aligned (docs/design/scripts/alignment_study.py).
     ``.base`` is the whole block (``block_at`` finds a block again).
     """
     dtype = np.dtype(dtype)
@@ -554,8 +580,9 @@ def index_faults(name: str, value: int, low: int, high: int, what: str) -> list[
 def load(path: str | os.PathLike) -> Any:
     """Load anything edgereg's ``save`` methods write: a model, or a ``Fleet``.
 
-    The class is read from the file. Raises ``StateFileError`` for any file
-    that is not a usable edgereg state file.
+    The class is read from the file (files in the formats of earlier versions
+    too, see ``LEGACY_FORMATS``). Raises ``StateFileError`` for any file that
+    is not a usable edgereg state file.
 
     Examples
     --------
@@ -569,14 +596,4 @@ def load(path: str | os.PathLike) -> Any:
     >>> type(restored).__name__, restored.predict_one([1.0, 2.0]) == model.predict_one([1.0, 2.0])
     ('DFOP', True)
     """
-    try:
-        with np.load(os.fspath(path), allow_pickle=False) as npz:
-            kind = str(npz["format"]) if "format" in getattr(npz, "files", ()) else ""
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, RuntimeError,
-            NotImplementedError, MemoryError, zlib_error):
-        kind = ""  # OnlineModel.load says what is wrong with it
-    if kind.startswith("edgereg-fleet-"):
-        from .fleet import Fleet
-
-        return Fleet.load(path)
     return OnlineModel.load(path)

@@ -169,12 +169,25 @@ class _EdgeregLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
 
 
 class _CheckedIndexDataCacheFile(IndexDataCacheFile):
-    """numba's index and data files, each prefixed by MAGIC and a sha256 of the rest."""
+    """numba's index and data files, each prefixed by MAGIC and a sha256 of the rest.
+
+    The index is stamped with numba's stamp of the function's own file and the
+    sha256 of the other kernel modules its code reaches (``dependencies``, set
+    by ``depend_on_sources``): numba's stamp alone would keep machine code
+    that inlined or called an older version of those modules
+    (docs/design/caching.md).
+    """
+
+    #: sha256 of the sources of the kernel modules reached (empty: none).
+    dependencies = b""
+
+    def _stamp(self):
+        return self._source_stamp, self.dependencies
 
     def _save_index(self, overloads):
         # numba's layout inside the checked body: its version, then (stamp, index).
         body = pickle.dumps(self._version, protocol=-1)
-        body += self._dump((self._source_stamp, overloads))
+        body += self._dump((self._stamp(), overloads))
         self._write_checked(self._index_path, body)
 
     def _load_index(self):
@@ -189,7 +202,7 @@ class _CheckedIndexDataCacheFile(IndexDataCacheFile):
         except Exception:  # a well-formed digest over an unreadable body: rebuild
             self._damaged(self._index_path)
             return {}
-        return overloads if stamp == self._source_stamp else {}
+        return overloads if stamp == self._stamp() else {}
 
     def _save_data(self, name, data):
         self._write_checked(self._data_path(name), self._dump(data))
@@ -265,6 +278,17 @@ def enable_cache(dispatcher) -> None:
     except (OSError, RuntimeError) as exc:
         _warn_once("off", f"edgereg: compiled kernels are not cached in this process ({exc}); "
                           f"each process compiles them again")
+
+
+def depend_on_sources(dispatcher, digest: bytes) -> bool:
+    """Make ``dispatcher``'s cache entries valid only for sources whose sha256 is
+    ``digest`` (besides its own file, as numba checks); False when edgereg does
+    not cache it (caching off in this process, or JIT disabled)."""
+    cache = getattr(dispatcher, "_cache", None)
+    if not isinstance(cache, _EdgeregFunctionCache):
+        return False
+    cache._cache_file.dependencies = digest
+    return True
 
 
 def cache_files(path: Path | None = None) -> list[Path]:

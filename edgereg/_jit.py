@@ -15,7 +15,7 @@ from typing import Any
 
 from numba import njit
 
-from ._cache import enable_cache
+from ._cache import depend_on_sources, enable_cache
 
 
 def compiled(**options):
@@ -106,13 +106,15 @@ def recompile_with(module_globals, *dependencies):
     """Make the cached kernels of a module also depend on other modules' source.
 
     numba stamps a kernel's on-disk cache with its own file's modification time
-    and size only: a kernel calling into another edgereg module would keep
-    loading stale machine code after that module changed (numba
-    documents it; a reinstall touches every file, an edit in a checkout does
-    not). Mixing the sha256 of each dependency's source into the stamp of
-    every cached dispatcher defined in ``module_globals`` recompiles them when
-    any of those files changes. Uses numba's private ``_cache._cache_file.
-    _source_stamp`` (numba 0.59-0.68); where it is absent, nothing changes.
+    and size only: a kernel calling into (or inlining) another edgereg module
+    would keep loading stale machine code after that module changed (a
+    reinstall touches every file, an edit in a checkout does not; measured in
+    docs/design/caching.md). The sha256 of each dependency's source, taken
+    transitively, becomes part of the stamp of every cached dispatcher defined
+    in ``module_globals`` (``_cache.depend_on_sources``: edgereg's own index
+    file, no numba attribute written), so they recompile when any of those
+    files changes. Call it at the end of every kernel module that imports
+    another kernel module (tests/test_cache.py checks that each does).
     """
     import hashlib
 
@@ -141,11 +143,5 @@ def recompile_with(module_globals, *dependencies):
     extra = digest.digest()
     name = module_globals["__name__"]
     for value in list(module_globals.values()):
-        if not isinstance(value, CPUDispatcher) or value.py_func.__module__ != name:
-            continue
-        try:
-            cache_file = value._cache._cache_file
-            stamp = cache_file._source_stamp
-        except AttributeError:  # pragma: no cover - caching off or other numba
-            continue
-        cache_file._source_stamp = hashlib.sha256(repr(stamp).encode() + extra).digest()
+        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == name:
+            depend_on_sources(value, extra)

@@ -155,6 +155,19 @@ def describe_nonfinite(row: np.ndarray, what: str = "x") -> str:
     return shown + more
 
 
+#: The one label policy of every classifier: the labels learnt as +1 and as -1
+#: (both the {-1, +1} and the {0, 1} coding); any other value is not a label.
+POSITIVE_LABELS = (1.0,)
+NEGATIVE_LABELS = (0.0, -1.0)
+#: How a message says that a value is not a label (after "y=<value> ").
+NOT_A_LABEL = "is not a class label (-1/+1, or 0/1)"
+
+
+def is_label(y: Any) -> Any:
+    """Whether y (a number, or elementwise an array) is a label of the policy."""
+    return np.isin(y, POSITIVE_LABELS + NEGATIVE_LABELS)
+
+
 def label_sign(y: Any, what: str = "y") -> float:
     """The one label policy of every classifier: +1 -> 1.0; 0 or -1 -> -1.0.
 
@@ -164,9 +177,9 @@ def label_sign(y: Any, what: str = "y") -> float:
     A y that is not one real number is a ``TypeError`` naming it.
     """
     y = as_scalar(y, what)
-    if y == 1:
+    if y in POSITIVE_LABELS:
         return 1.0
-    if y == 0 or y == -1:
+    if y in NEGATIVE_LABELS:
         return -1.0
     return math.nan
 
@@ -178,4 +191,5 @@ def label_signs(Y: Any, n: int, what: str = "y") -> np.ndarray:
         raise ValueError(f"{what} must be a 1-D array of shape ({n},), got shape {y.shape}")
     if y.dtype.kind not in "biuf":
         raise TypeError(f"{what} must hold real numbers, got dtype {y.dtype}")
-    return np.where(y == 1, 1.0, np.where((y == 0) | (y == -1), -1.0, np.nan))
+    return np.where(np.isin(y, POSITIVE_LABELS), 1.0,
+                    np.where(np.isin(y, NEGATIVE_LABELS), -1.0, np.nan))

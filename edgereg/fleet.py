@@ -19,7 +19,6 @@ The kernels are ``edgereg/_kernels/fleet.py``.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,7 +28,7 @@ from ._base import (
     StateFileError,
     aligned_zeros,
     block_at,
-    read_npz,
+    register_format,
     symmetric_faults,
 )
 from ._jit import python_function
@@ -41,11 +40,13 @@ from ._kernels.fleet import (
     _fleet_predict_one,
 )
 from ._validate import (
+    NOT_A_LABEL,
     _as_numeric_array,
     check_dtype,
     check_int,
     check_on_invalid,
     describe_nonfinite,
+    is_label,
     label_signs,
 )
 from .dfop import DFOP, dfop_constants, init_dfop_parameters
@@ -335,8 +336,8 @@ class Fleet(OnlineModel):
                 why.append(f"non-finite input {nf}")
             if not np.isfinite(float(yv)):
                 why.append(f"non-finite or invalid target y={yv!r}")
-            elif self._classify and yv not in (-1, 0, 1):
-                why.append(f"y={float(yv)!r} is not a class label (-1/+1, or 0/1)")
+            elif self._classify and not is_label(yv):
+                why.append(f"y={float(yv)!r} {NOT_A_LABEL}")
             if not why:
                 why.append("update not finite or not positive definite (input too large)")
             where = f"model {k}" if one else f"model {k}, row {t}"
@@ -450,34 +451,6 @@ class Fleet(OnlineModel):
         """Predict a block per model without learning; X (n_models, n, d) -> (n_models, n)."""
         return self._finish(self.decision_function(X))
 
-    # ------------------------------------------------------------ persistence
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> Fleet:  # type: ignore[override]
-        """Read a fleet written by :meth:`save`; it resumes bit-exactly.
-
-        ``save`` is OnlineModel's (the format of every model); files in the
-        fleet format of earlier versions (``edgereg-fleet-1``) load too.
-
-        Raises
-        ------
-        StateFileError
-            If the file is truncated, not a fleet file, or its arrays do not
-            fit its parameters (or hold NaN/inf).
-        """
-        path = os.fspath(path)
-        contents = read_npz(path, "fleet file")
-        if str(contents.get("format", "")) != FLEET_FORMAT:
-            fleet = super().load(path)
-            assert isinstance(fleet, Fleet)
-            return fleet
-        try:
-            fleet = cls(**json.loads(str(contents["params"])))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise StateFileError(f"{path!r} has invalid fleet parameters: {exc}") from exc
-        state = {k[len("state."):]: v for k, v in contents.items() if k.startswith("state.")}
-        fleet._copy_state_in(state, source=repr(path))
-        return fleet
-
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
         """DFOP's invariants (``DFOP._state_faults``) for every model of the fleet."""
         s: FleetState = state  # type: ignore[assignment]
@@ -505,3 +478,19 @@ class Fleet(OnlineModel):
             {"n_models": 2, "n_features": 3, "forgetting": 0.05, "task": "classification"},
             {"n_models": 2, "n_features": 5, "dtype": "float32", "keep_prior": False},
         ]
+
+
+def _read_fleet_format_1(path: str, contents: dict[str, np.ndarray]) -> Fleet:
+    """A fleet file in the format of earlier versions (``edgereg-fleet-1``:
+    the fleet's parameters and state, with scratch fields that are ignored);
+    ``edgereg.load`` and ``Fleet.load`` read it through ``register_format``."""
+    try:
+        fleet = Fleet(**json.loads(str(contents["params"])))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StateFileError(f"{path!r} has invalid fleet parameters: {exc}") from exc
+    state = {k[len("state."):]: v for k, v in contents.items() if k.startswith("state.")}
+    fleet._copy_state_in(state, source=repr(path))
+    return fleet
+
+
+register_format(FLEET_FORMAT, _read_fleet_format_1)

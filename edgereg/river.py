@@ -56,6 +56,7 @@ from river import base
 
 import edgereg
 from edgereg._adapters import model_parameters
+from edgereg._validate import label_sign
 
 __all__ = [
     "DFOPRegressor",
@@ -330,11 +331,11 @@ class _Classifier(_Adapter, base.Classifier):
                 f"{type(self).__name__} is a binary classifier: label {y!r} is a third class "
                 f"(classes_ = {self.classes_})"
             )
-        try:
-            preferred = 1.0 if y == 1 else (-1.0 if (y == 0 or y == -1) else None)
-        except (TypeError, ValueError):  # labels whose == is not a bool
+        try:  # a label of edgereg's policy keeps its sign (True is 1)
+            preferred: float | None = label_sign(y)
+        except (TypeError, ValueError):  # not a number: a str, a tuple...
             preferred = None
-        if preferred is None or preferred in self._by_sign:
+        if preferred is None or preferred != preferred or preferred in self._by_sign:
             preferred = 1.0 if -1.0 in self._by_sign else -1.0
         self._labels[y] = preferred
         self._by_sign[preferred] = y

@@ -70,7 +70,7 @@ from ._kernels.selective import (
 )
 from ._kernels.selective_block import _run_many_learn, _run_many_process
 from ._kernels.selective_one import _assess_one, _commit, _learn_one
-from ._validate import check_float, check_int, label_sign
+from ._validate import check_float, check_int, label_sign, label_signs
 from .dfop import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _dfop_predict_many,
     _dfop_predict_one,
@@ -158,16 +158,6 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
 
 
 # ---------------------------------------------------------------------- model
-def _label_values(Y: Any, n: int) -> np.ndarray:
-    """y as float64 for the block kernel, which maps each label it reads (``_label_of``)."""
-    y = np.asarray(Y)
-    if y.shape != (n,):
-        raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {y.shape}")
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
-    return np.ascontiguousarray(y, dtype=np.float64)
-
-
 class SelectiveSampler(OnlineModel):
     r"""BBQ selective sampler with switch detection (docs/algorithms/selective.md).
 
@@ -484,7 +474,7 @@ class SelectiveSampler(OnlineModel):
 
     # ----------------------------------------------------------------- block
     def _targets_many(self, Y: Any, n: int) -> np.ndarray:
-        return _label_values(Y, n)  # mapped to labels in the kernel
+        return label_signs(Y, n)  # the block kernel's _label_of keeps +-1 and NaN as they are
 
     def _run(self, X: np.ndarray, Y: np.ndarray, forced: bool, out: np.ndarray,
              asked: np.ndarray) -> int:
@@ -524,7 +514,7 @@ class SelectiveSampler(OnlineModel):
         """
         X = self._check_X(X)
         n = X.shape[0]
-        Y = _label_values(y, n)
+        Y = label_signs(y, n)
         out = np.empty(n, dtype=np.float64)
         asked = np.empty(n, dtype=np.bool_)
         bad = self._run(X, Y, False, out, asked)

@@ -213,3 +213,118 @@ def test_a_kernel_module_recompiles_when_any_module_it_reaches_changes():
     reached = {m.__name__.rsplit(".", 1)[1] for m in pa._KERNEL_DEPENDENCIES}
     assert {"mores", "linalg", "eigen"} <= reached
     assert guards and linalg and prior  # imported: the modules exist
+
+
+# ------------------------------------------------ caches across kernel modules
+# docs/design/caching.md: numba checks a cached function against its own file
+# only; edgereg's index adds the sha256 of the kernel modules it reaches.
+CALLER = """
+{imports}
+from . import callee
+from .callee import g
+
+
+@{decorator}
+def f(x):
+    return 2.0 * g(x)
+{tail}"""
+
+CALLEE = """
+{imports}
+
+
+@{decorator}
+def g(x):
+    return x + {step}
+"""
+
+RUN = "from pkg.caller import f; print(f(1.0), sum(f.stats.cache_hits.values()))"
+
+
+def _two_modules(tmp_path: Path, edgereg_cache: bool) -> tuple[Path, dict[str, str]]:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    if edgereg_cache:
+        imports, decorator = "from edgereg._jit import kernel, recompile_with", "kernel"
+        tail = "\n\nrecompile_with(globals(), callee)\n"
+        env = _env(EDGEREG_CACHE_DIR=str(tmp_path / "cache"))
+    else:
+        imports, decorator, tail = "from numba import njit", "njit(cache=True)", ""
+        env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    (package / "caller.py").write_text(CALLER.format(imports=imports, decorator=decorator,
+                                                     tail=tail))
+    (package / "callee.py").write_text(CALLEE.format(imports=imports, decorator=decorator,
+                                                     step="1.0"))
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), root])
+    return package, env
+
+
+def _f_of_one(env: dict[str, str], cwd: Path) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def _edit_callee(package: Path) -> None:
+    path = package / "callee.py"
+    path.write_text(path.read_text().replace("x + 1.0", "x + 2.0"))  # same size
+
+
+def test_numbas_cache_alone_keeps_stale_code_when_a_callee_module_changes(tmp_path):
+    """Why recompile_with exists (a tripwire: if numba starts to follow callees'
+    files, this fails, and recompile_with and its index stamp can go)."""
+    package, env = _two_modules(tmp_path, edgereg_cache=False)
+    assert _f_of_one(env, tmp_path) == ["4.0", "0"]
+    _edit_callee(package)
+    assert _f_of_one(env, tmp_path) == ["4.0", "1"]  # stale: 2 (1 + 2) is 6
+
+
+def test_a_caller_is_recompiled_when_a_module_it_calls_changes(tmp_path):
+    """edgereg's kernels: the caller's cache follows the callee's file (and is
+    still loaded from the cache while nothing changes). Fails loudly if numba's
+    caching internals that _cache.py extends change."""
+    package, env = _two_modules(tmp_path, edgereg_cache=True)
+    assert _f_of_one(env, tmp_path) == ["4.0", "0"]
+    assert _f_of_one(env, tmp_path) == ["4.0", "1"]
+    _edit_callee(package)
+    assert _f_of_one(env, tmp_path) == ["6.0", "0"]
+    assert _f_of_one(env, tmp_path) == ["6.0", "1"]
+
+
+def _kernel_imports(path: Path) -> set[str]:
+    """The sibling kernel modules a module of edgereg/_kernels imports."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            found.update([node.module] if node.module else [a.name for a in node.names])
+    return found
+
+
+def test_every_kernel_module_declares_the_kernel_modules_it_imports():
+    """A kernel module that imports another (a callee, an overload, a constant
+    its code folds in) has it among its recompile_with dependencies, directly
+    or through one of them; and every compiled kernel of such a module carries
+    their digest in its cache stamp."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    folder = Path(_cache.__file__).resolve().parent / "_kernels"
+    checked = 0
+    for path in sorted(folder.glob("*.py")):
+        imported = _kernel_imports(path)
+        if path.name == "__init__.py" or not imported:
+            continue
+        module = importlib.import_module(f"edgereg._kernels.{path.stem}")
+        declared = {m.__name__.rsplit(".", 1)[1] for m in module._KERNEL_DEPENDENCIES}
+        assert imported <= declared, f"{path.name}: recompile_with misses {imported - declared}"
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+                assert value._cache._cache_file.dependencies, value
+                checked += 1
+    assert checked > 50

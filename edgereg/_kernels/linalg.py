@@ -67,7 +67,7 @@ def scratch_stride(d):
     stores straddle a line: measured in one process, DFOP's learn_many ran
     at 0.80-0.89x of this layout at d = 10 and 0.87-0.88x at d = 50, and at
     0.6-0.7x whenever the accumulator straddled a 4 KiB page
-    (docs/design/alignment_study.py).
+    (docs/design/scripts/alignment_study.py).
     """
     return (d + 7) // 8 * 8
 

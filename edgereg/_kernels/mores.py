@@ -237,11 +237,33 @@ def _mores_step(
 @kernel
 def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
                   x, y, work_DD, work_D, work_Dm, work_mm, work_m):
-    """The update of :func:`_mores_step` on the loaded sample ``x`` (with its constant 1)."""
-    D = W.shape[0]
-    m = W.shape[1]
+    """The update of :func:`_mores_step` on the loaded sample ``x`` (with its constant 1).
 
-    # -- statistics; x_i x_j == x_j x_i bit for bit keeps M exactly symmetric
+    The statistics, then one sweep of the alternating minimisation, in the
+    paper's order and names: the W-step (weights, S and Omega fixed), the
+    S-step (output structure) and the Omega-step (covariance of the change of
+    W). Each step reads the others' results from the learnt views only; the
+    W-step keeps W_{t-1} in ``work_Dm[0]`` for the Omega-step (and for
+    ``_mores_step``'s undo). Each step takes ``constants`` = (C, gamma, tau,
+    tol) and ``work`` = (work_DD, work_D, work_Dm, work_mm, work_m).
+    """
+    _update_statistics(M, N, Q, x, y, mu)
+    # The steps' constants and scratch, each as one argument (tuples: no copy)
+    constants = (C, gamma, tau, tol)
+    work = (work_DD, work_D, work_Dm, work_mm, work_m)
+    _w_step(W, Om, Om_inv, S, M, N, constants, work)
+    _s_step(W, S, S_inv, M, N, Q, constants, work)
+    _omega_step(W, Om, Om_inv, constants, work)
+
+
+@inline_kernel
+def _update_statistics(M, N, Q, x, y, mu):
+    """M = mu M + x x^T, N = mu N + x y^T, Q = mu Q + y y^T.
+
+    x_i x_j == x_j x_i bit for bit keeps M exactly symmetric (and Q).
+    """
+    D = M.shape[0]
+    m = Q.shape[0]
     for i in range(D):
         xi = x[i]
         Mi = M[i]
@@ -256,32 +278,21 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
         for j in range(m):
             Qi[j] = mu * Qi[j] + yi * y[j]
 
-    A = work_DD
-    W0 = work_Dm[0]
-    R1 = work_Dm[1]
-    R2 = work_Dm[2]
+
+@inline_kernel
+def _s_omega_eigenbasis(Om_inv, S, tol, work_mm, s):
+    """S Omega^-1 = G^-T diag(s) G^T, the basis in which the W-step decouples.
+
+    With Omega^-1 = K K^T (Cholesky) and K^T S K = V^T diag(s) V (Jacobi, V's
+    rows the eigenvectors), G = K V^T: K, B, V, G are ``work_mm[0:4]``, ``work_mm[4]``
+    (E) is scratch; s receives the eigenvalues.
+    """
+    m = S.shape[0]
     K = work_mm[0]
     B = work_mm[1]
     V = work_mm[2]
     G = work_mm[3]
     E = work_mm[4]
-    L = work_mm[5]
-    Linv = work_mm[6]
-    diag = work_D[0]
-    off = work_D[1]
-    beta = work_D[2]
-    p = work_D[3]
-    s = work_m[0]
-    t = work_m[1]
-
-    for k in range(D):
-        Wk = W[k]
-        W0k = W0[k]
-        for j in range(m):
-            W0k[j] = Wk[j]
-
-    # -- S Omega^-1 = G^-T diag(s) G^T with Omega^-1 = K K^T, K^T S K = V^T diag(s) V
-    # (V's rows are the eigenvectors), G = K V^T
     cholesky(Om_inv, K, _PIVOT_FLOOR)
     for i in range(m):  # E = S K
         Ei = E[i]
@@ -304,8 +315,42 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
         s[j] = B[j, j]
     multiply_transposed(K, V, G)  # G = K V^T
 
-    # -- W-step: RHS = W_{t-1} Omega + C N S; with Y = W G^-T the columns decouple,
-    # (I + C s_j M) y_j = (RHS G)_j; then W = Y G^T.
+
+@inline_kernel
+def _w_step(W, Om, Om_inv, S, M, N, constants, work):
+    """W-step (S and Omega fixed): W + C M W (S Omega^-1) = RHS Omega^-1 with
+    RHS = W_{t-1} Omega + C N S.
+
+    With S Omega^-1 = G^-T diag(s) G^T (``_s_omega_eigenbasis``) and Y = W G^-T
+    the columns decouple, (I + C s_j M) y_j = (RHS G)_j, solved for every j at
+    once through M = Q T Q^T (Householder, T tridiagonal); then W = Y G^T
+    (docs/design/mores.md). W_{t-1} is left in ``work_Dm[0]``.
+    """
+    D = W.shape[0]
+    m = W.shape[1]
+    C, _, _, tol = constants
+    work_DD, work_D, work_Dm, work_mm, work_m = work
+    A = work_DD
+    W0 = work_Dm[0]
+    R1 = work_Dm[1]
+    R2 = work_Dm[2]
+    B = work_mm[1]
+    G = work_mm[3]
+    E = work_mm[4]
+    diag = work_D[0]
+    off = work_D[1]
+    beta = work_D[2]
+    p = work_D[3]
+    s = work_m[0]
+    t = work_m[1]
+
+    for k in range(D):
+        Wk = W[k]
+        W0k = W0[k]
+        for j in range(m):
+            W0k[j] = Wk[j]
+    _s_omega_eigenbasis(Om_inv, S, tol, work_mm, s)
+
     # RHS G = W_{t-1} (Omega G) + N (C S G): two m x m products, then one pass over D
     H1 = B
     H2 = E
@@ -346,7 +391,24 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
     apply_reflectors(A, beta, R2, t, False)
     multiply_transposed(R2, G, W)  # W = Y G^T
 
-    # -- S-step: E = W^T (M W - N) - N^T W + Q
+
+@inline_kernel
+def _s_step(W, S, S_inv, M, N, Q, constants, work):
+    """S-step: S^-1 = (gamma S^-1 + C/2 E + tau I) / (gamma + tau), with
+    E = W^T M W - W^T N - N^T W + Q = W^T (M W - N) - N^T W + Q, clipped PSD.
+
+    Scratch: ``work_Dm[1]`` (R1) and ``work_mm``.
+    """
+    D = W.shape[0]
+    m = W.shape[1]
+    C, gamma, tau, tol = constants
+    R1 = work[2][1]
+    work_mm = work[3]
+    B = work_mm[1]
+    V = work_mm[2]
+    E = work_mm[4]
+    L = work_mm[5]
+    Linv = work_mm[6]
     for k in range(D):  # R1 = M W - N
         Mk = M[k]
         R1k = R1[k]
@@ -398,7 +460,20 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
             S_inv[i, j] = v * g
     spd_inverse(S_inv, S, L, Linv, _PIVOT_FLOOR)
 
-    # -- Omega-step: D = W_t - W_{t-1}
+
+@inline_kernel
+def _omega_step(W, Om, Om_inv, constants, work):
+    """Omega-step: Omega^-1 = (gamma Omega^-1 + 1/2 Delta^T Delta + tau I) / (gamma + tau),
+    Delta = W_t - W_{t-1} (W_{t-1} in ``work_Dm[0]``, as the W-step left it)."""
+    D = W.shape[0]
+    m = W.shape[1]
+    _, gamma, tau, _ = constants
+    W0 = work[2][0]
+    R1 = work[2][1]
+    work_mm = work[3]
+    E = work_mm[4]
+    L = work_mm[5]
+    Linv = work_mm[6]
     for k in range(D):
         Wk = W[k]
         W0k = W0[k]
@@ -412,6 +487,7 @@ def _mores_update(W, Om, Om_inv, S, S_inv, M, N, Q, C, mu, gamma, tau, tol,
                 acc += R1[k, i] * R1[k, j]
             E[i, j] = acc
             E[j, i] = acc
+    g = 1.0 / (gamma + tau)
     for i in range(m):
         for j in range(m):
             v = gamma * Om_inv[i, j] + 0.5 * E[i, j]

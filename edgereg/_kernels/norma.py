@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, recompile_with
+from . import dtype as _dtype_module
 from .dtype import by_dtype
 
 OK = 0
@@ -410,3 +411,7 @@ def _norma_predict_one(x, sv, C, counts, row, exp, hyper, codes):
     coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[_N_SV], hyper, codes)
     return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
+
+
+# by_dtype's choice of kernel is dtype.py's code: recompile when it changes (see _jit).
+recompile_with(globals(), _dtype_module)

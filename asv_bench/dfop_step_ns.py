@@ -1,6 +1,6 @@
 """ns a step of DFOP.learn_many, each commit's package in a process of its own.
 
-    python docs/design/dfop_step_ns.py [--rounds R] [--mu MU] [--d D] COMMIT|tree ...
+    python asv_bench/dfop_step_ns.py [--rounds R] [--mu MU] [--d D] COMMIT|tree ...
 
 One process per commit and dtype, rounds interleaved (commit A, B, ..., then
 again): in one process the two packages' arrays and code share a layout
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r'''
 import sys, tempfile, time

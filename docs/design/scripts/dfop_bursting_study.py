@@ -7,7 +7,7 @@ three restoring variants (w <- D^2 w; w <- D P D z with the information vector
 z; the reset to the prior that edgereg adopted), on elec2 and on the
 collinear stream of tests/test_dfop.py (60,000 rows).
 
-    python docs/design/dfop_bursting_study.py      # about a minute
+    python docs/design/scripts/dfop_bursting_study.py      # about a minute
 """
 
 import numpy as np

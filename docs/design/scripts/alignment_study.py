@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python docs/design/alignment_study.py
+    python docs/design/scripts/alignment_study.py
 
 1. DFOP's fused block kernel, its float64 block B (scratch vectors first)
    placed at offsets 0..7 floats from a 64-byte boundary, at d = 10, 50, 200.

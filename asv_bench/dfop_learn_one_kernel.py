@@ -1,6 +1,6 @@
 """DFOP's learn_one kernel, the working tree's against COMMIT's, in one process.
 
-    python docs/design/dfop_learn_one_kernel.py COMMIT [d] [--no-prior]
+    python asv_bench/dfop_learn_one_kernel.py COMMIT [d] [--no-prior]
 
 Each package's ``DFOP(d, 0.01)`` (``keep_prior=False`` with --no-prior)
 learns 50,000 rows through its learn_one kernel called from a compiled loop
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "asv_bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from same_process import package_at  # noqa: E402
 
 import edgereg  # noqa: E402

@@ -1,6 +1,6 @@
 """keep_prior=False's remedy, measured: every stream x forgetting, both dtypes.
 
-    python docs/design/dfop_reset_study.py [cap]     # cap: dfop.MAX_VARIANCE (default 10)
+    python docs/design/scripts/dfop_reset_study.py [cap]     # cap: MAX_VARIANCE (default 10)
 
 Prints one markdown row per stream and dtype: accuracy % (classification)
 or MSE of the first target (debutanizer, sru), prequential, the streams of
@@ -15,22 +15,34 @@ import os
 import sys
 import tempfile
 
-CAP = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
-os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="edgereg-study-")
-
-import numpy as np  # noqa: E402
-
-import edgereg._kernels.dfop  # noqa: E402
-
-edgereg._kernels.dfop.MAX_VARIANCE = CAP
-from dfop_high_forgetting_study import NAMES, stream  # noqa: E402
-
-from edgereg import DFOP  # noqa: E402
+import numpy as np
+from dfop_high_forgetting_study import NAMES, stream
 
 MUS = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.9)
 
 
+def set_cap(cap):
+    """MAX_VARIANCE = cap for the kernels this process compiles.
+
+    The kernels read it at compile time from two modules: ``_kernels/prior.py``
+    (where it is defined) and ``_kernels/dfop.py`` (its copy, taken when dfop
+    is imported): so it is set in prior before dfop is imported, in a cache
+    folder of its own (the cache does not see the constant).
+    """
+    if "edgereg._kernels.dfop" in sys.modules or "numba" in sys.modules:
+        raise RuntimeError("set_cap must run before numba and the DFOP kernels are imported")
+    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="edgereg-study-")
+    from edgereg._kernels import prior
+
+    prior.MAX_VARIANCE = cap
+    from edgereg._kernels import dfop
+
+    assert dfop.MAX_VARIANCE == cap
+
+
 def cell(X, y, task, mu, dtype):
+    from edgereg import DFOP
+
     model = DFOP(X.shape[1], mu, task=task, keep_prior=False, dtype=dtype)
     try:
         pred = model.learn_many(X.astype(dtype), y)
@@ -43,7 +55,9 @@ def cell(X, y, task, mu, dtype):
 
 
 def main():
-    print(f"keep_prior=False, MAX_VARIANCE = {CAP:g}")
+    cap = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
+    set_cap(cap)
+    print(f"keep_prior=False, MAX_VARIANCE = {cap:g}")
     print("| stream | dtype | " + " | ".join(f"mu={mu}" for mu in MUS) + " |")
     print("|---|---|" + "---:|" * len(MUS))
     for name in NAMES:

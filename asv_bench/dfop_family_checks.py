@@ -1,8 +1,8 @@
 """One-process checks of stop 33's closing note: the tree against COMMIT, alternating.
 
-    python docs/design/dfop_family_checks.py COMMIT bank        # DFOPBank.learn_one, d = 10
-    python docs/design/dfop_family_checks.py COMMIT asv-cases   # the asv cases asv read as slower
-    python docs/design/dfop_family_checks.py COMMIT learn-many  # DFOP learn_many, d = 10 and 50
+    python asv_bench/dfop_family_checks.py COMMIT bank        # DFOPBank.learn_one, d = 10
+    python asv_bench/dfop_family_checks.py COMMIT asv-cases   # the asv cases asv read as slower
+    python asv_bench/dfop_family_checks.py COMMIT learn-many  # DFOP learn_many, d = 10 and 50
 
 COMMIT's edgereg/ is imported beside the tree's (``asv_bench/same_process.py``);
 each case is built the same way in both packages, on the asv benchmarks' own
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "asv_bench"))
 from benchmarks.bench_fleet import _N, _TICKS, FORGETTING, D, fleet_stream  # noqa: E402
 from benchmarks.bench_sparse_dfop import sparse_stream  # noqa: E402

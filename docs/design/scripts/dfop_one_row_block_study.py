@@ -1,6 +1,6 @@
 """Is DFOP's learn_one free as its block kernel on one row? (issue 14, item 4)
 
-    python docs/design/dfop_one_row_block_study.py
+    python docs/design/scripts/dfop_one_row_block_study.py
 
 A gateway tick of Fleet.learn_one, serial: K = 100 models, each learns one
 sample, (a) with ``_dfop_learn_one`` (the one-sample text), (b) with
@@ -42,28 +42,34 @@ def fresh(Kn, d):
     return PW, np.zeros((Kn, K.N_LEARNT)), scratch, hyper, codes
 
 
-for d in (10, 50):
-    Kn, T = 100, 2000
-    rng = np.random.default_rng(0)
-    Xs = rng.normal(size=(T, Kn, d))
-    Ys = Xs[:, :, 0].copy()
-    res = {}
-    for _ in range(5):
-        blocks = fresh(Kn, d)
-        OUT = np.zeros(Kn)
-        tick_one(Xs[0], Ys[0], *blocks, OUT)
-        t = time.perf_counter()
-        for s in range(1, T):
-            tick_one(Xs[s], Ys[s], *blocks, OUT)
-        res["one"] = max(res.get("one", 0), Kn * T / (time.perf_counter() - t))
-        w_one = blocks[0].copy()
-        blocks = fresh(Kn, d)
-        YB = np.zeros((Kn, 1))
-        tick_block(Xs[0], Ys[0], *blocks, OUT, YB)
-        t = time.perf_counter()
-        for s in range(1, T):
-            tick_block(Xs[s], Ys[s], *blocks, OUT, YB)
-        res["block"] = max(res.get("block", 0), Kn * T / (time.perf_counter() - t))
-        assert np.array_equal(blocks[0], w_one)
-    print(f"d = {d}: one-sample kernel {res['one'] / 1e6:.2f}M samples/s, "
-          f"block kernel on one row {res['block'] / 1e6:.2f}M ({res['block'] / res['one']:.2f}x)")
+def main():
+    for d in (10, 50):
+        Kn, T = 100, 2000
+        rng = np.random.default_rng(0)
+        Xs = rng.normal(size=(T, Kn, d))
+        Ys = Xs[:, :, 0].copy()
+        res = {}
+        for _ in range(5):
+            blocks = fresh(Kn, d)
+            OUT = np.zeros(Kn)
+            tick_one(Xs[0], Ys[0], *blocks, OUT)
+            t = time.perf_counter()
+            for s in range(1, T):
+                tick_one(Xs[s], Ys[s], *blocks, OUT)
+            res["one"] = max(res.get("one", 0), Kn * T / (time.perf_counter() - t))
+            w_one = blocks[0].copy()
+            blocks = fresh(Kn, d)
+            YB = np.zeros((Kn, 1))
+            tick_block(Xs[0], Ys[0], *blocks, OUT, YB)
+            t = time.perf_counter()
+            for s in range(1, T):
+                tick_block(Xs[s], Ys[s], *blocks, OUT, YB)
+            res["block"] = max(res.get("block", 0), Kn * T / (time.perf_counter() - t))
+            assert np.array_equal(blocks[0], w_one)
+        ratio = res["block"] / res["one"]
+        print(f"d = {d}: one-sample kernel {res['one'] / 1e6:.2f}M samples/s, "
+              f"block kernel on one row {res['block'] / 1e6:.2f}M ({ratio:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

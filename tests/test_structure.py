@@ -1,0 +1,116 @@
+"""The import graph of edgereg's modules has no circle.
+
+Read from the source (``ast``), every import counted wherever it stands (a
+function's lazy import closes a circle as surely as one at the top of a
+module: it only delays it). An import of a name from a module counts as an
+edge to that module, or to the submodule of that name if there is one.
+Imports by name at run time (``importlib.import_module``, the model registry
+of ``_base``) are not edges: they are how a base module reaches the modules
+built on it without importing them.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "edgereg"
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the edgereg modules it imports."""
+    files = {_module_name(p, package): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[: len(here) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    targets.append(sub if sub in files else source)
+            for target in targets:
+                while target and target not in files:  # a name inside a module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_the_import_graph_has_no_circle():
+    assert import_circles(import_graph()) == []
+
+
+def test_the_check_sees_a_circle_and_a_lazy_import(tmp_path):
+    """The checker itself: a circle closed by an import inside a function is found."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .b import f\n")
+    (package / "b.py").write_text("from . import c\n\ndef f():\n    return c\n")
+    (package / "c.py").write_text("def g():\n    from .a import f\n    return f\n")
+    (package / "d.py").write_text("from .c import g\n")
+    assert import_circles(import_graph(package)) == [["pkg.a", "pkg.b", "pkg.c"]]
+    (package / "c.py").write_text("def g():\n    return 1\n")
+    assert import_circles(import_graph(package)) == []
+
+
+def test_the_model_registry_names_only_existing_classes():
+    """What replaces the imports (model classes and old file formats by name) stays true."""
+    import importlib
+
+    from edgereg import _base
+
+    for name, module in _base.MODEL_MODULES.items():
+        assert hasattr(importlib.import_module(f"edgereg.{module}"), name)
+    for kind, name in _base.LEGACY_FORMATS.items():
+        _base.model_class(name)
+        assert kind in _base._FORMAT_READERS
