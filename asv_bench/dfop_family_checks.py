@@ -1,4 +1,4 @@
-"""One-process checks of stop 33's closing note: the tree against COMMIT, alternating.
+"""One-process speed checks of the DFOP family: the tree against COMMIT, alternating.
 
     python asv_bench/dfop_family_checks.py COMMIT bank        # DFOPBank.learn_one, d = 10
     python asv_bench/dfop_family_checks.py COMMIT asv-cases   # the asv cases asv read as slower
@@ -9,7 +9,7 @@ each case is built the same way in both packages, on the asv benchmarks' own
 data, and timed call by call in alternating order; the ratio of median times
 (the tree's speed over COMMIT's) is printed. Why one process: asv's separate
 processes moved Fleet and SparseDFOP cases by -36% to +19% where these read
-1.03-1.19 (docs/design/dfop.md, the closing note of stop 33).
+1.03-1.19 (docs/design/dfop.md).
 """
 import collections
 import sys

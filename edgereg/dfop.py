@@ -625,9 +625,6 @@ class DFOP(IntervalMixin, OnlineModel):
         forgetting : float or array of shape (n,), optional
             Per-step forgetting factors mu_t in [0, 1) (G-DFOP); default: the
             model's ``forgetting``.
-
-        Returns
-        -------
         interval : bool, optional
             Return the intervals made before learning each row, shape (n, 3):
             lower, prediction, upper (a model built with ``coverage``).
