@@ -9,7 +9,8 @@
 ``edgereg stream MODEL``
     Reads CSV rows from a file or stdin as they arrive, prints one prequential
     prediction per row, checkpoints the state atomically, never dies on a bad
-    row (it is reported on stderr and skipped).
+    row (a bad value or a row cut short: reported on stderr and skipped;
+    ``--strict`` stops at a short row).
 ``edgereg bench [--quick]``
     Samples/s of every model on this machine, one table.
 ``edgereg warmup``
@@ -318,6 +319,7 @@ def run_stream(
     delimiter: str = ",",
     skip_header: bool = False,
     interval: float | None = None,
+    strict: bool = False,
 ) -> dict[str, int]:
     """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped.
 
@@ -329,6 +331,9 @@ def run_stream(
     intervals of coverage C and each row's output is lower, prediction,
     upper. An empty input field is a missing value (learnt with
     ``--param missing=impute``, else the row is skipped).
+    A row with fewer columns than the first (a line cut short by
+    a power loss) is skipped like a row with a bad value; with ``strict``
+    (``--strict``) it stops the stream, as a row with more columns always does.
     """
     import edgereg
 
@@ -410,6 +415,14 @@ def run_stream(
                     continue
             if width is None:
                 width = len(cells)
+            elif len(cells) < width and not strict:
+                # What a power cut leaves at the end of a logger's line: a bad row.
+                counts["skipped"] += 1
+                err.write(f"line {lineno}: skipped ({len(cells)} columns, the stream started "
+                          f"with {width}: a cut row)\n")
+                out.write(",".join(["nan"] * (3 if interval else max(len(columns), 1))) + "\n")
+                out.flush()
+                continue
             elif len(cells) != width:
                 raise StreamError(
                     f"line {lineno} has {len(cells)} columns, the stream started with "
@@ -468,7 +481,7 @@ def run_stream(
         for sig, handler in old.items():
             signal.signal(sig, handler)
     if counts["skipped"]:
-        err.write(f"{counts['skipped']} rows skipped for bad values\n")
+        err.write(f"{counts['skipped']} rows skipped for bad values or missing columns\n")
     return counts
 
 
@@ -513,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", action="store_true",
                    help="the first line names the columns (detected anyway when it does "
                         "not parse as numbers)")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at a row with fewer columns than the first (default: skip "
+                        "it as a bad row, reported on stderr and counted)")
 
     p = sub.add_parser("bench", help="samples/s of every model on this machine")
     p.add_argument("--quick", action="store_true")
@@ -535,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.model, _parse_params(args.param), source, sys.stdout, sys.stderr,
                 target=args.target, state=args.state, checkpoint_every=args.checkpoint_every,
                 delimiter=args.delimiter, skip_header=args.header, interval=args.interval,
+                strict=args.strict,
             )
         finally:
             if source is not sys.stdin:
