@@ -1,4 +1,4 @@
-"""``edgereg`` command line: demo, stream, bench, warmup.
+"""``edgereg`` command line: demo, stream, bench, warmup, data.
 
 ``edgereg demo``
     The README's main job: DFOP (mu = 0.01 and mu = "auto"), RLS and a NORMA
@@ -15,6 +15,9 @@
     Samples/s of every model on this machine, one table.
 ``edgereg warmup``
     Compiles every kernel into numba's on-disk cache (for deployment images).
+``edgereg data fetch NAME...``
+    Downloads datasets from their public sources into the user's data folder
+    (sha256-checked, resumable); ``edgereg data path`` prints that folder.
 """
 
 from __future__ import annotations
@@ -495,6 +498,29 @@ def _switch_line(model: Any, lineno: int) -> str:
     return line + "\n"
 
 
+# --------------------------------------------------------------------- data
+
+
+def run_data(args: argparse.Namespace) -> None:
+    """``edgereg data fetch NAME...`` / ``edgereg data path``."""
+    from . import datasets
+
+    if args.data_command == "path":
+        print(datasets.get_data_home())
+        return
+    names = args.names
+    if names == ["all"]:
+        names = [n for n in datasets.list_datasets() if n not in datasets.BUNDLED]
+    for name in names:
+        try:
+            home = datasets.fetch(name, data_home=args.data_home, base_url=args.base_url)
+        except KeyError as exc:
+            raise SystemExit(f"edgereg: {exc.args[0]}") from None
+        except datasets.DataFileError as exc:
+            raise SystemExit(f"edgereg: {exc}") from None
+        print(f"{name}: in {home}")
+
+
 # --------------------------------------------------------------------- main
 
 
@@ -535,6 +561,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("warmup", help="compile every kernel into the on-disk cache")
 
+    p = sub.add_parser("data", help="download datasets into the user's data folder")
+    data = p.add_subparsers(dest="data_command", required=True)
+    q = data.add_parser("fetch", help="download a dataset from its source, check its sha256")
+    q.add_argument("names", nargs="+", metavar="NAME",
+                   help="dataset names (edgereg.datasets.list_datasets()), or 'all'")
+    q.add_argument("--data-home", default=None, help="folder to keep them in (default: "
+                   "$EDGEREG_DATA, else the user data folder)")
+    q.add_argument("--base-url", default=None,
+                   help="download <base-url>/<dir>/<file> instead (a mirror)")
+    data.add_parser("path", help="print the folder fetched datasets are kept in")
+
     p = sub.add_parser("cache", help="where compiled kernels are cached, how many, how big")
     p.add_argument("--clear", action="store_true", help="remove edgereg's cached kernels")
     return parser
@@ -560,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         run_bench(args.quick)
     elif args.command == "warmup":
         warmup()
+    elif args.command == "data":
+        run_data(args)
     elif args.command == "cache":
         run_cache(args.clear, sys.stdout)
     return 0
