@@ -146,7 +146,7 @@ in_root ". /work/venv/bin/activate; pip install -q -e '.[test]'"
 step "kernel tests on aarch64 (one pytest run)"
 status=0
 in_root ". /work/venv/bin/activate; python -c 'import platform, numba, numpy; print(platform.machine(), \"numba\", numba.__version__, \"numpy\", numpy.__version__)';
-  python -m pytest -q -p no:cacheprovider -n 2 --durations=15 $TESTS -k '$SELECT'" || status=$?
+  python -m pytest -q -p no:cacheprovider -n 2 -m '' --durations=15 $TESTS -k '$SELECT'" || status=$?
 
 step "edgereg bench --quick (emulated: figures printed, not judged)"
 in_root ". /work/venv/bin/activate; edgereg bench --quick" || status=1

@@ -121,6 +121,10 @@ class OnlineModel:
     #: contract tests' synthetic data and the target validation.
     _task: ClassVar[str] = "regression"
 
+    #: The largest abs(y) the model's kernels accept (the models built on DFOP's
+    #: step, as the banks do); None: no range but the dtype's.
+    _target_limit: ClassVar[float | None] = None
+
     n_features: int
     dtype: np.dtype
     on_invalid: str
@@ -263,7 +267,9 @@ class OnlineModel:
         name = str(contents["model"])
         if name not in _REGISTRY:
             model_class(name)  # model modules are imported lazily: import this one now
-        target = _REGISTRY.get(name)
+        # A private class (``_NORMA``, the base of the NORMA models) is registered
+        # but is no model: it has no parameters of its own to build from.
+        target = None if name.startswith("_") else _REGISTRY.get(name)
         if target is None:
             raise StateFileError(f"{path!r} holds an unknown model class {name!r}")
         if cls is not OnlineModel and not issubclass(target, cls):
@@ -345,8 +351,13 @@ class OnlineModel:
                 parts[-1] += (" (a value beyond float32's range, 3.4e38, is inf once stored: "
                               "scale the inputs or use dtype='float64')")
         y_arr = np.asarray(y, dtype=np.float64)
+        limit = self._target_limit
         if not np.all(np.isfinite(y_arr)):
             parts.append(f"non-finite or invalid target y={y!r}")
+        elif limit is not None and np.any(np.abs(y_arr) > limit):
+            shown = repr(float(y_arr)) if y_arr.ndim == 0 else repr(y)
+            parts.append(f"target y={shown} beyond the model's range |y| <= {limit:g} "
+                         f"(out of range: its weights would leave later predictions inf)")
         elif self._task == "classification" and not np.all(is_label(y_arr)):
             shown = repr(float(y_arr)) if y_arr.ndim == 0 else repr(y)
             parts.append(f"y={shown} {NOT_A_LABEL}")

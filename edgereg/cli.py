@@ -1,4 +1,4 @@
-"""``edgereg`` command line: demo, stream, bench, warmup.
+"""``edgereg`` command line: demo, stream, bench, warmup, data.
 
 ``edgereg demo``
     The README's main job: DFOP (mu = 0.01 and mu = "auto"), RLS and a NORMA
@@ -9,11 +9,15 @@
 ``edgereg stream MODEL``
     Reads CSV rows from a file or stdin as they arrive, prints one prequential
     prediction per row, checkpoints the state atomically, never dies on a bad
-    row (it is reported on stderr and skipped).
+    row (a bad value or a row cut short: reported on stderr and skipped;
+    ``--strict`` stops at a short row).
 ``edgereg bench [--quick]``
     Samples/s of every model on this machine, one table.
 ``edgereg warmup``
     Compiles every kernel into numba's on-disk cache (for deployment images).
+``edgereg data fetch NAME...``
+    Downloads datasets from their public sources into the user's data folder
+    (sha256-checked, resumable); ``edgereg data path`` prints that folder.
 """
 
 from __future__ import annotations
@@ -318,6 +322,7 @@ def run_stream(
     delimiter: str = ",",
     skip_header: bool = False,
     interval: float | None = None,
+    strict: bool = False,
 ) -> dict[str, int]:
     """Prequential loop over CSV rows; returns counts of rows learnt/predicted/skipped.
 
@@ -329,6 +334,9 @@ def run_stream(
     intervals of coverage C and each row's output is lower, prediction,
     upper. An empty input field is a missing value (learnt with
     ``--param missing=impute``, else the row is skipped).
+    A row with fewer columns than the first (a line cut short by
+    a power loss) is skipped like a row with a bad value; with ``strict``
+    (``--strict``) it stops the stream, as a row with more columns always does.
     """
     import edgereg
 
@@ -410,6 +418,14 @@ def run_stream(
                     continue
             if width is None:
                 width = len(cells)
+            elif len(cells) < width and not strict:
+                # What a power cut leaves at the end of a logger's line: a bad row.
+                counts["skipped"] += 1
+                err.write(f"line {lineno}: skipped ({len(cells)} columns, the stream started "
+                          f"with {width}: a cut row)\n")
+                out.write(",".join(["nan"] * (3 if interval else max(len(columns), 1))) + "\n")
+                out.flush()
+                continue
             elif len(cells) != width:
                 raise StreamError(
                     f"line {lineno} has {len(cells)} columns, the stream started with "
@@ -468,7 +484,7 @@ def run_stream(
         for sig, handler in old.items():
             signal.signal(sig, handler)
     if counts["skipped"]:
-        err.write(f"{counts['skipped']} rows skipped for bad values\n")
+        err.write(f"{counts['skipped']} rows skipped for bad values or missing columns\n")
     return counts
 
 
@@ -480,6 +496,29 @@ def _switch_line(model: Any, lineno: int) -> str:
         line += (f" (log e-value {score:.3f} >= log(1/delta) = {-np.log(model.delta):.3f}); "
                  "the classifier restarts")
     return line + "\n"
+
+
+# --------------------------------------------------------------------- data
+
+
+def run_data(args: argparse.Namespace) -> None:
+    """``edgereg data fetch NAME...`` / ``edgereg data path``."""
+    from . import datasets
+
+    if args.data_command == "path":
+        print(datasets.get_data_home())
+        return
+    names = args.names
+    if names == ["all"]:
+        names = [n for n in datasets.list_datasets() if n not in datasets.BUNDLED]
+    for name in names:
+        try:
+            home = datasets.fetch(name, data_home=args.data_home, base_url=args.base_url)
+        except KeyError as exc:
+            raise SystemExit(f"edgereg: {exc.args[0]}") from None
+        except datasets.DataFileError as exc:
+            raise SystemExit(f"edgereg: {exc}") from None
+        print(f"{name}: in {home}")
 
 
 # --------------------------------------------------------------------- main
@@ -513,11 +552,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", action="store_true",
                    help="the first line names the columns (detected anyway when it does "
                         "not parse as numbers)")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at a row with fewer columns than the first (default: skip "
+                        "it as a bad row, reported on stderr and counted)")
 
     p = sub.add_parser("bench", help="samples/s of every model on this machine")
     p.add_argument("--quick", action="store_true")
 
     sub.add_parser("warmup", help="compile every kernel into the on-disk cache")
+
+    p = sub.add_parser("data", help="download datasets into the user's data folder")
+    data = p.add_subparsers(dest="data_command", required=True)
+    q = data.add_parser("fetch", help="download a dataset from its source, check its sha256")
+    q.add_argument("names", nargs="+", metavar="NAME",
+                   help="dataset names (edgereg.datasets.list_datasets()), or 'all'")
+    q.add_argument("--data-home", default=None, help="folder to keep them in (default: "
+                   "$EDGEREG_DATA, else the user data folder)")
+    q.add_argument("--base-url", default=None,
+                   help="download <base-url>/<dir>/<file> instead (a mirror)")
+    data.add_parser("path", help="print the folder fetched datasets are kept in")
 
     p = sub.add_parser("cache", help="where compiled kernels are cached, how many, how big")
     p.add_argument("--clear", action="store_true", help="remove edgereg's cached kernels")
@@ -535,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.model, _parse_params(args.param), source, sys.stdout, sys.stderr,
                 target=args.target, state=args.state, checkpoint_every=args.checkpoint_every,
                 delimiter=args.delimiter, skip_header=args.header, interval=args.interval,
+                strict=args.strict,
             )
         finally:
             if source is not sys.stdin:
@@ -543,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         run_bench(args.quick)
     elif args.command == "warmup":
         warmup()
+    elif args.command == "data":
+        run_data(args)
     elif args.command == "cache":
         run_cache(args.clear, sys.stdout)
     return 0

@@ -44,6 +44,7 @@ from ._kernels.dfop import (
     _packed_views,
     packed_size,
 )
+from ._kernels.guards import TARGET_LIMIT
 from ._kernels.impute import IMPUTE_REFUSED, dfop_impute_learn_one, mw_size
 from ._kernels.interval import (
     IB_SIZE,
@@ -269,8 +270,10 @@ class DFOP(IntervalMixin, OnlineModel):
         (standardise the inputs). Beyond that a sample whose update would make
         P indefinite is rejected like an invalid one (the state is unchanged).
     on_invalid : {"raise", "skip"}
-        What a sample with NaN/inf does: raise ``ValueError`` (state unchanged)
-        or be skipped and counted in ``n_skipped_``.
+        What a sample with NaN/inf, or a target beyond ``TARGET_LIMIT`` = 1e100
+        in magnitude (out of range, as in the banks), does: raise
+        ``ValueError`` (state unchanged) or be skipped and counted in
+        ``n_skipped_``.
     coverage : float in (0, 1), optional
         Calibrate prediction intervals of this coverage while learning
         (regression; default None: no intervals, and nothing added to a
@@ -339,6 +342,8 @@ class DFOP(IntervalMixin, OnlineModel):
     >>> round(model.predict_one([1.0, 1.0]), 4)
     0.9967
     """
+
+    _target_limit = TARGET_LIMIT
 
     _auto_bank = "DFOPBank"  # DFOP(..., forgetting="auto")
 

@@ -19,6 +19,9 @@ import pytest
 
 from edgereg import _cache
 
+# The slow tier (pytest -m slow): each case compiles kernels in fresh subprocesses.
+pytestmark = pytest.mark.slow
+
 #: A DFOP and a NORMA classifier, each through learn_many and learn_one; the
 #: printed predictions are compared with a run from an intact cache.
 SCRIPT = """

@@ -167,17 +167,40 @@ def test_python_dash_m_runs_the_cli():
         assert command in out
 
 
-def test_a_change_of_row_width_is_an_error_not_a_skip(tmp_path):
+def test_a_wider_row_is_an_error_not_a_skip(tmp_path):
     state = tmp_path / "s.npz"
-    with pytest.raises(SystemExit, match="line 3 has 2 columns, the stream started with 3"):
-        _stream("1,2,3\n2,3,4\n1,2\n3,4,5\n", state=str(state))
+    with pytest.raises(SystemExit, match="line 3 has 4 columns, the stream started with 3"):
+        _stream("1,2,3\n2,3,4\n1,2,3,4\n3,4,5\n", state=str(state))
     assert edgereg.load(state).n_seen_ == 2  # the rows before it, checkpointed
     # A one-field first row no longer fixes n_features = 1 and skips every later row.
     with pytest.raises(SystemExit, match="line 1 has no input column besides the target"):
         _stream("5\n1,2,3\n")
     done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop"],
-                          input="1,2,3\n1,2\n", capture_output=True, text=True)
+                          input="1,2,3\n1,2,3,4\n", capture_output=True, text=True)
     assert done.returncode != 0 and "started with 3" in done.stderr
+
+
+def test_a_short_row_is_a_bad_row_skipped_and_counted(tmp_path):
+    # What a power cut leaves at the end of a logger's line: fewer columns than
+    # the header. Skipped, reported, counted; the stream goes on and exits 0.
+    text = "a,b,c,d,y\n1,2,3,4,5\n1.0,2.0\n2,3,4,5,6\n"
+    lines, err, counts = _stream(text, state=str(tmp_path / "s.npz"))
+    assert lines == [lines[0], "nan", lines[2]] and lines[0] != "nan"
+    assert counts == {"learnt": 2, "predicted": 0, "skipped": 1}
+    assert "line 3: skipped (2 columns, the stream started with 5" in err
+    assert "1 rows skipped" in err
+    assert edgereg.load(tmp_path / "s.npz").n_seen_ == 2
+    done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop"],
+                          input=text, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "nan" and "line 3: skipped" in done.stderr
+    # --strict keeps the stop, with the rows before it checkpointed.
+    with pytest.raises(SystemExit, match="line 3 has 2 columns, the stream started with 5"):
+        _stream(text, state=str(tmp_path / "t.npz"), strict=True)
+    assert edgereg.load(tmp_path / "t.npz").n_seen_ == 1
+    done = subprocess.run([sys.executable, "-m", "edgereg", "stream", "dfop", "--strict"],
+                          input=text, capture_output=True, text=True)
+    assert done.returncode == 1 and "line 3 has 2 columns" in done.stderr
 
 
 def test_a_bad_param_is_an_error_with_a_non_zero_exit():

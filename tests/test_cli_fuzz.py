@@ -17,11 +17,15 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import edgereg
 from edgereg.cli import run_stream
+
+# The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
+pytestmark = pytest.mark.slow
 
 EXAMPLES = 2000 if os.environ.get("EDGEREG_HOSTILE") == "ci" else 60
 

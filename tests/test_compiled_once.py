@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from numba.core import config
 
+# The slow tier (pytest -m slow): every model compiled again in a process of its own.
+pytestmark = pytest.mark.slow
+
 _AUDIT = r"""
 import importlib, pkgutil
 from numba.core.registry import CPUDispatcher

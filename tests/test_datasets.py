@@ -272,10 +272,11 @@ def test_every_listed_dataset_has_a_citation() -> None:
     assert "Elwell" in D.load.__doc__ and "Hull" in D.load.__doc__
 
 
-def test_bad_names_and_missing_root(tmp_path: Path) -> None:
+def test_bad_names_and_missing_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDGEREG_DATA", str(tmp_path / "nothing fetched"))
     with pytest.raises(KeyError, match="unknown dataset"):
         D.load("mnist")
-    with pytest.raises(ValueError, match="not bundled"):
+    with pytest.raises(ValueError, match="not bundled with edgereg and not downloaded yet"):
         D.load("a9a")
     with pytest.raises(DataFileError, match="not found"):
         D.load("sea", tmp_path)

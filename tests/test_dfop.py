@@ -278,6 +278,7 @@ def long_stream():
     return _poorly_exciting_stream(1_000_000, 6, seed=7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_million_steps_with_poor_excitation_stay_accurate(long_stream, dtype):
     X, y = long_stream
@@ -300,6 +301,7 @@ def test_million_steps_with_poor_excitation_stay_accurate(long_stream, dtype):
     assert per_segment.max() < 0.0125, per_segment
 
 
+@pytest.mark.slow
 def test_float32_and_float64_agree_over_a_million_steps(long_stream):
     X, y = long_stream
     p64 = DFOP(6, 0.01).learn_many(X, y)
@@ -307,6 +309,7 @@ def test_float32_and_float64_agree_over_a_million_steps(long_stream):
     assert np.mean(np.abs(p32 - p64)) < 1e-3
 
 
+@pytest.mark.slow
 def test_canonical_update_is_capped_over_a_million_steps(long_stream):
     """keep_prior=False is plain exponential forgetting: its P winds up in the
     unexcited stretches (it overflowed on this stream before the reset). The

@@ -268,6 +268,7 @@ def _run_loop(state, *extra):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_sensor_loop_resumes_after_sigkill(tmp_path):
     crashed = _run_loop(tmp_path / "a", "--crash-at", "1333")
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr

@@ -13,6 +13,9 @@ import pytest
 
 from edgereg import DFOP
 
+# The slow tier (pytest -m slow): a million steps, 150 streams of extreme rows.
+pytestmark = pytest.mark.slow
+
 N, D, MU = 1_000_000, 10, 0.01
 
 

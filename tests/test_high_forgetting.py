@@ -56,6 +56,7 @@ CASES = [(name, keep, dtype) for name in (*BUNDLED, *SHARED) for keep in (True, 
          for dtype in ("float64", "float32")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "keep_prior", "dtype"), CASES)
 def test_every_stream_runs_to_the_end_at_every_forgetting(name, keep_prior, dtype):
     X, y, task = _stream(name)
@@ -123,6 +124,7 @@ def test_an_indefinite_p_is_repaired_not_refused():
     assert np.linalg.eigvalsh(model.state.P).min() > 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep_prior", [True, False])
 def test_a_million_sparse_binary_rows_at_forgetting_one_half(keep_prior):
     """d = 100 binary features, 3 ones a row (the high-forgetting synthetic stream)."""
@@ -158,6 +160,7 @@ def _extreme_stream(seed):
     return d, mu, dtype, X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep_prior", [True, False])
 def test_extreme_rows_at_high_forgetting_leave_a_finite_state(keep_prior):
     """Rows of every scale at forgetting 0.3-0.9: the state stays finite, P
@@ -183,6 +186,7 @@ def test_extreme_rows_at_high_forgetting_leave_a_finite_state(keep_prior):
             assert P.diagonal().max() <= MAX_VARIANCE * model.p0 * (1.0 + 1e-6), seed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep_prior", [True, False])
 def test_a_learn_one_loop_equals_learn_many_on_extreme_rows(keep_prior):
     """Bit for bit, refusals, repairs and resets included. Before: 145 of these 600

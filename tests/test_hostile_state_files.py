@@ -30,6 +30,9 @@ from hypothesis import strategies as st
 import edgereg
 from edgereg import Fleet, StateFileError
 
+# The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 2000 if os.environ.get("EDGEREG_HOSTILE") == "ci" else 40
 CASES = [(name, cls, params) for name, cls, params in model_cases(include_fleet=False)
          if name.endswith("-0")]

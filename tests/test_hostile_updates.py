@@ -42,7 +42,9 @@ def test_an_overflowing_update_is_refused_and_the_state_kept(dtype, x, y):
     for how in ("one", "many"):
         model = _trained(dtype)
         before = _learnt(model)
-        with pytest.raises(ValueError, match="not finite"):
+        # A target beyond 1e100 is refused before its update is formed.
+        expected = "beyond the model's range" if abs(y) > 1e100 else "not finite"
+        with pytest.raises(ValueError, match=expected):
             if how == "one":
                 model.learn_one(x.astype(dtype), y)
             else:
@@ -71,6 +73,52 @@ def test_the_models_built_on_dfop_refuse_it_too():
     sparse = SparseDFOP(20, 5, on_invalid="skip")
     sparse.learn_many(np.full((2, 20), 1e-4), [1.79e308, 1.0])
     assert sparse.n_skipped_ == 1 and np.all(np.isfinite(sparse.state.P))
+
+
+def _fresh_after_huge_target(how, on_invalid="raise"):
+    """A fresh float64 DFOP fed y = 1.7e308 on a small input (||x|| ~ 0.02): the
+    update passes its own overflow check, but the weights it leaves (~1e308)
+    made 5 of 20 later predictions on ordinary rows inf."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4))
+    model = DFOP(4, on_invalid=on_invalid)
+    x = 0.01 * X[0]
+    if how == "one":
+        model.learn_one(x, 1.7e308)
+    else:
+        model.learn_many(x[None, :], [1.7e308])
+    return model, X
+
+
+@pytest.mark.parametrize("how", ["one", "many"])
+def test_a_target_beyond_the_range_is_refused_and_predictions_stay_finite(how):
+    with pytest.raises(ValueError, match=r"target y=1\.7e\+?308 beyond the model's range "
+                                         r"\|y\| <= 1e\+100.*state is unchanged"):
+        _fresh_after_huge_target(how)
+    model, X = _fresh_after_huge_target(how, on_invalid="skip")
+    assert model.n_skipped_ == 1 and model.n_seen_ == 0
+    fresh = DFOP(4)
+    np.testing.assert_array_equal(model.state.w, fresh.state.w)
+    np.testing.assert_array_equal(model.state.P, fresh.state.P)
+    assert np.all(np.isfinite(model.predict_many(X)))
+
+
+def test_targets_within_the_range_are_learnt_and_predictions_stay_finite():
+    """The rule's edge: |y| = 1e100 is learnt, the next double above is not, and
+    a stream of targets up to 1e100 on inputs down to 1e-3 keeps every
+    prediction on ordinary rows finite (learn_one == learn_many)."""
+    model = DFOP(3, on_invalid="skip")
+    model.learn_one(np.array([0.01, 0.0, 0.0]), 1e100)
+    model.learn_one(np.array([0.01, 0.0, 0.0]), -np.nextafter(1e100, np.inf))
+    assert model.n_seen_ == 1 and model.n_skipped_ == 1
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3)) * 10.0 ** rng.integers(-3, 1, size=(400, 1))
+    y = rng.choice([1e100, -1e100, 1e50, 1.0], size=400)
+    one, many = DFOP(3, 0.1), DFOP(3, 0.1)
+    yhat_one = np.array([one.learn_one(x, t) for x, t in zip(X, y, strict=True)])
+    np.testing.assert_array_equal(yhat_one, many.learn_many(X, y))
+    assert np.all(np.isfinite(yhat_one))
+    assert np.all(np.isfinite(many.predict_many(rng.normal(size=(100, 3)))))
 
 
 def test_messages_name_the_true_cause():

@@ -34,6 +34,9 @@ from hypothesis import strategies as st
 import edgereg
 from edgereg import Fleet
 
+# The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
+pytestmark = pytest.mark.slow
+
 EXAMPLES = (2000 if os.environ.get("EDGEREG_HOSTILE") == "ci"
             else int(os.environ.get("EDGEREG_EXAMPLES", 30)))
 #: With EDGEREG_HOSTILE_STATS=folder, each worker writes there what it tried:

@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NETWORK_ERRORS = ("Could not find a version", "No matching distribution",
                   "Failed to establish a new connection", "Temporary failure in name resolution")
 
-pytestmark = pytest.mark.install
+# The slow tier (pytest -m slow): two pip installs, about a minute.
+pytestmark = [pytest.mark.install, pytest.mark.slow]
 
 
 def _copy_of_the_clone(dest: Path) -> Path:

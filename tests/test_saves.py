@@ -123,6 +123,18 @@ def test_a_state_file_without_its_model_entry_is_a_state_file_error(tmp_path):
         edgereg.load(path)
 
 
+@pytest.mark.parametrize("name", ["_NORMA", "OnlineModel", "_Private", "BankModel"])
+def test_a_state_file_naming_a_private_or_base_class_is_a_state_file_error(tmp_path, name):
+    # "_NORMA" (the NORMA models' base) raised AttributeError from _allocate.
+    path = tmp_path / "m.npz"
+    NORMARegressor(3).save(path)
+    z = dict(np.load(path))
+    z["model"] = np.array(name)
+    np.savez(path, **z)
+    with pytest.raises(StateFileError, match=f"unknown model class '{name}'"):
+        edgereg.load(path)
+
+
 def test_edgereg_load_opens_a_fleet_file_and_checks_its_counters(tmp_path):
     from edgereg import Fleet
 

@@ -212,6 +212,7 @@ def test_no_false_alarm_on_stationary_streams():
     assert alarms == 0
 
 
+@pytest.mark.slow
 def test_switch_detected_quickly_and_helps_accuracy():
     # Distance 2 (v = -u): detected within 2 rebuild cycles (2 * K * L_t
     # = 2 * 4 * (50 + 141) = 1528 rounds at t = 2e4); plain BBQ keeps
@@ -611,6 +612,7 @@ def test_eprocess_learn_matches_reference_across_instance_restarts():
         np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
 
 
+@pytest.mark.slow
 def test_eprocess_fires_on_switches_and_stays_quiet_on_stationary_streams():
     # Regression figures on fixed seeds (examples/selective_evaluation.py
     # has the 20-seed tables): a sign flip is found within 1,500 rounds, a

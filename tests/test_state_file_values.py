@@ -14,6 +14,9 @@ import sys
 
 import pytest
 
+# The slow tier (pytest -m slow; CI's hostile stage runs it).
+pytestmark = pytest.mark.slow
+
 SCRIPT = """
 import sys, numpy as np, edgereg
 name, field, index, value = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])

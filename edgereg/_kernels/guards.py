@@ -35,6 +35,14 @@ def _diagonal_slack(d, narrow):
     return 8.0 * d * (_EPS32 if narrow else _EPS64)
 
 
+#: Largest abs(y) a step accepts: the banks' LIMIT (``_kernels/bank.py``), the
+#: same rule for every model built on DFOP's step. A finite target can pass
+#: the update's own check and still leave weights near the largest double: a
+#: fresh float64 DFOP that learnt y = 1.7e308 at ||x|| ~ 0.01 predicted inf on
+#: 5 of 20 ordinary rows afterwards. Within it, the weights a fresh model takes
+#: stay below ~sqrt(p0) LIMIT (p0 <= 1e8), far from overflow on ordinary rows.
+TARGET_LIMIT = 1e100
+
 #: What the step's checks found: the update may be applied; the sample is
 #: invalid; the state is at fault (P lost positive definiteness in rounding)
 #: and the update may be applied from the prior P = p0 I; the diagonal of
@@ -73,17 +81,17 @@ def _admit(y, yhat, den, c, g, big, wbig, small, narrow):
 
     Scalars only, c = 1 / den and g = (y - yhat) c formed once by the
     caller (free). The sample is invalid (``_REFUSE``) when x, y or the
-    prediction is not finite, or when the update would overflow
-    (:func:`_update_fits`). The state is at fault (``_FROM_PRIOR``) when a
-    finite sample meets a denominator that is not positive: P lost
-    positive definiteness in rounding, and the update is made from the
-    prior (the update on valid data must not stop). Otherwise
-    (``_CHECK_DIAGONAL``) P's updated diagonal decides: the step proves it
-    from P's smallest diagonal entry (:func:`_proven`; the block reads it
-    off its last pass, learn_one off its P x pass), or runs
-    :func:`_diagonal_verdict` (docs/design/dfop.md).
+    prediction is not finite, when y is beyond ``TARGET_LIMIT`` in magnitude
+    (out of range), or when the update would overflow (:func:`_update_fits`).
+    The state is at fault (``_FROM_PRIOR``) when a finite sample meets a
+    denominator that is not positive: P lost positive definiteness in
+    rounding, and the update is made from the prior (the update on valid
+    data must not stop). Otherwise (``_CHECK_DIAGONAL``) P's updated
+    diagonal decides: the step proves it from P's smallest diagonal entry
+    (:func:`_proven`; the block reads it off its last pass, learn_one off
+    its P x pass), or runs :func:`_diagonal_verdict` (docs/design/dfop.md).
     """
-    if not (np.isfinite(yhat) and np.isfinite(y) and np.isfinite(den)):
+    if not (np.isfinite(yhat) and abs(y) <= TARGET_LIMIT and np.isfinite(den)):
         return _REFUSE
     if not den > 0.0:
         return _FROM_PRIOR

@@ -11,10 +11,14 @@ which is exactly what a correct float parser returns (``tests/
 build_bundled_data.py`` rebuilds the files and checks this column by column).
 Each bundled file's sha256 is checked on every load.
 
-Every other dataset needs ``root``: a directory laid out like the project's
-``shared/data`` (``root/<dataset dir>/<files>``, see ``SOURCE.md`` there). Files
-under ``root`` are checked against the sha256 recorded in ``SOURCE.md`` (hard
-coded in ``_readers.py``) once per process; ``verify=False`` skips it.
+Every other dataset is downloaded once from its public source by
+:func:`fetch` (or ``edgereg data fetch NAME``): the file at its recorded
+commit, its sha256 checked, kept in the user's data folder
+(:func:`get_data_home`; ``$EDGEREG_DATA`` moves it), where ``load(name)``
+then finds it. ``root`` reads a directory laid out the same way
+(``root/<dataset dir>/<files>``) instead. Files are checked against the sha256
+recorded for them (``_sources.py``: repository, commit, path, size, sha256)
+once per process; ``verify=False`` skips it.
 
 Label conventions (explicit maps, never inferred from the data):
 
@@ -40,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ._bundled import _load_bundled
+from ._fetch import dataset_files, fetch, get_data_home, is_fetched, source_url
 from ._readers import (
     _READERS,
     _int_labels,
@@ -68,6 +73,10 @@ __all__ = [
     "DataFileError",
     "Dataset",
     "citation",
+    "dataset_files",
+    "fetch",
+    "get_data_home",
+    "is_fetched",
     "iter_dataset",
     "iter_libsvm",
     "iter_spam_corpus",
@@ -77,6 +86,7 @@ __all__ = [
     "load_elec2",
     "load_sru",
     "load_weather",
+    "source_url",
 ]
 
 
@@ -97,10 +107,11 @@ def load(
         A name from :func:`list_datasets`; ``"hyperplane"`` with ``variant=1..9``
         is the same as ``"hyperplane1".."hyperplane9"``.
     root : path-like, optional
-        Directory laid out like ``shared/data`` (``root/<dir>/<files>``). Needed for
-        every dataset except the bundled ones (:data:`BUNDLED`); for a bundled name
-        it makes the loader parse the original files instead of the bundled copy
-        (the values are identical bit for bit).
+        Directory laid out as ``root/<dir>/<files>``. By default the bundled
+        copy (:data:`BUNDLED`), else the data folder :func:`fetch` downloads
+        into (:func:`get_data_home`). For a bundled name it makes the loader
+        parse the original files instead of the bundled copy (the values are
+        identical bit for bit).
     verify : bool, default True
         Check the sha256 of every file read (bundled files: on every load; files
         under ``root``: once per process and file, cached by path, size and mtime).
@@ -122,7 +133,8 @@ def load(
     KeyError
         Unknown name.
     ValueError
-        Missing ``root`` for a non-bundled set, bad ``split``/``variant``/``binarize``.
+        A non-bundled set neither fetched nor given a ``root`` (the message says
+        how to fetch it), bad ``split``/``variant``/``binarize``.
     DataFileError
         A file is missing, its sha256 differs from the recorded one, or it is
         truncated / cannot be parsed.
@@ -142,12 +154,16 @@ def load(
             f"binarize applies to the multiclass datasets (usps, powersupply), not {spec.name!r}"
         )
     if root is None:
-        if spec.name not in BUNDLED:
+        if spec.name in BUNDLED:
+            return _load_bundled(spec.name, verify=verify)
+        if not is_fetched(spec.name, variant):
             raise ValueError(
-                f"dataset {spec.name!r} is not bundled with edgereg; pass root=<directory "
-                f"holding {spec.directory}/> (laid out like shared/data). Bundled: {BUNDLED}"
+                f"dataset {spec.name!r} is not bundled with edgereg and not downloaded yet: "
+                f"run edgereg.datasets.fetch({spec.name!r}) or `edgereg data fetch "
+                f"{spec.name}` (it downloads once into {get_data_home()}), or pass "
+                f"root=<directory holding {spec.directory}/>. Bundled: {BUNDLED}"
             )
-        return _load_bundled(spec.name, verify=verify)
+        root = get_data_home()
     return _load_root(spec, Path(root), verify=verify, split=split, binarize=binarize)
 
 
@@ -207,7 +223,7 @@ def iter_dataset(
     Parameters
     ----------
     name, root
-        As in :func:`load`.
+        As in :func:`load` (a fetched dataset is read from the data folder).
     chunk_size : int, default 4096
         Rows per chunk.
     **kwargs
@@ -219,6 +235,8 @@ def iter_dataset(
     """
     chunk_size = _check_positive_int("chunk_size", chunk_size)
     spec = _spec(name, kwargs.get("variant"))
+    if root is None and spec.name not in BUNDLED and is_fetched(spec.name, kwargs.get("variant")):
+        root = get_data_home()  # what fetch downloaded (streamed from there too)
     verify = kwargs.get("verify", True)
     if spec.name == "spam_corpus" and root is not None:
         yield from iter_spam_corpus(root, chunk_size, verify=verify)
