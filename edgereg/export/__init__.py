@@ -1,0 +1,147 @@
+"""``edgereg.export``: a model's kernels as a C object file for a device.
+
+``export(model_or_class, target=..., cpu=..., dtype=..., features=d, out=DIR)``
+writes ``<name>.o`` (the kernels, compiled by LLVM for the target), ``<name>.h``
+(the state layout, ``init``, ``learn_one``, ``learn_many``, ``predict_one``,
+their statuses, the hyper-parameters) and ``README-<name>.md``. The route and
+its checks are docs/design/export.md. Supported: DFOP and RLS (regression and
+classification, fixed or per-step forgetting).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ExportError", "export", "export_state", "PINNED"]
+
+#: The numba and llvmlite versions the exporter is tested with. The route uses
+#: numba internals (a compiled function's IR and calling convention): another
+#: version could emit wrong code silently, so it is refused.
+PINNED = {"numba": "0.68.1", "llvmlite": "0.50."}
+
+
+class ExportError(RuntimeError):
+    """The export cannot be made (versions, target, model, or the symbol check)."""
+
+
+def check_versions() -> None:
+    import llvmlite
+    import numba
+
+    found = {"numba": numba.__version__, "llvmlite": llvmlite.__version__}
+    bad = [f"{k} {found[k]} (the exporter is tested with {k} "
+           f"{v + '*' if v.endswith('.') else v})"
+           for k, v in PINNED.items()
+           if not (found[k].startswith(v) if v.endswith(".") else found[k] == v)]
+    if bad:
+        raise ExportError("edgereg export refuses to run with " + " and ".join(bad)
+                          + ": install numba==0.68.1 llvmlite==0.50.* in the environment "
+                            "that exports (the device needs neither)")
+
+
+def _model(model_or_class: Any, features: int | None, dtype: str | None,
+           params: dict) -> Any:
+    from .._base import OnlineModel, model_class
+
+    if isinstance(model_or_class, OnlineModel):
+        model = model_or_class
+        if features is not None and features != model.n_features:
+            raise ValueError(f"features={features} but the model has {model.n_features}")
+        if dtype is not None and str(model.dtype) != str(dtype):
+            raise ValueError(f"dtype={dtype} but the model is {model.dtype}")
+        return model
+    cls = model_class(model_or_class) if isinstance(model_or_class, str) else model_or_class
+    if features is None:
+        raise ValueError("features (the input dimension d) is required to export a class")
+    return cls(features, dtype=dtype or "float64", **params)
+
+
+def export(model_or_class: Any, target: str | None = None, cpu: str = "",
+           dtype: str | None = None, features: int | None = None, out: str = ".",
+           name: str | None = None, size: bool = False, shared: bool = False,
+           **params: Any) -> dict:
+    """Write a model's kernels as a C object file, header and README.
+
+    Parameters
+    ----------
+    model_or_class : model, class or class name
+        A model (its parameters and dtype are exported; its learnt state is
+        not: see :func:`export_state`), or a class with ``features`` and
+        ``params`` (its constructor's keyword arguments).
+    target : str
+        LLVM target triple, e.g. ``thumbv7em-unknown-none-eabihf``; default
+        the host.
+    cpu : str
+        LLVM CPU name (``cortex-m4``, ``arm1176jzf-s``); default generic.
+    size : bool
+        Optimise for size (no unrolling, no vectorisation).
+    shared : bool
+        Also link a shared library with the host C compiler (for
+        ``edgereg.native``).
+
+    Returns
+    -------
+    dict
+        Paths written and the measured facts: undefined symbols, code bytes,
+        state bytes.
+
+    Raises
+    ------
+    ExportError
+        Wrong numba/llvmlite version, unknown target, unsupported model, or
+        an object that fails the symbol allow-list (Python, NRT, allocation,
+        exception or global-state symbols).
+    """
+    check_versions()
+    model = _model(model_or_class, features, dtype, params)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="edgereg-export-") as tmp:
+        state = Path(tmp) / "model.npz"
+        model.save(state)
+        spec = {"state": str(state), "target": target, "cpu": cpu, "out": str(out_dir),
+                "name": name, "size": size, "shared": shared,
+                "model_name": type(model).__name__}
+        env = dict(os.environ)
+        # IR not tuned to the host CPU; compiled kernels cached apart from the JIT's.
+        env.update(NUMBA_OPT="0", NUMBA_CACHE_DIR=str(Path(tmp) / "numba-cache"))
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parents[2])] + [env.get("PYTHONPATH", "")])
+        proc = subprocess.run([sys.executable, "-W", "ignore", "-m", "edgereg.export._worker",
+                               json.dumps(spec)], env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            message = proc.stderr.strip().splitlines()
+            raise ExportError("export failed:\n" + "\n".join(message[-12:]))
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def export_state(model: Any, path: str, format: str = "bin", name: str | None = None) -> None:
+    """Write a model's state as the exported header's struct: a blob ("bin", which
+    ``edgereg.load`` reads back) or a C source file ("c") defining the struct."""
+    from .families import family_of
+    from .header import blob_header, image, layout
+
+    family = family_of(model)
+    arrays = {b.name: getattr(model, "_" + b.name) for b in family.blocks}
+    data = image(family, arrays)
+    head = blob_header(family, type(model).__name__, model.get_params() | {
+        "dtype": str(model.dtype)})
+    prefix = name or f"edgereg_{family.prefix}"
+    if format == "bin":
+        Path(path).write_bytes(head + data)
+    elif format == "c":
+        from .header import _c_bytes
+
+        Path(path).write_text(
+            f"/* {type(model).__name__} state for {prefix}.h ({layout(family)[1]} bytes): "
+            f"memcpy it onto a {prefix}_state. */\n#include <stdint.h>\n"
+            f"const unsigned char {prefix}_saved_state[{len(data)}] "
+            f"__attribute__((aligned(8))) = {{\n    {_c_bytes(data)}\n}};\n")
+    else:
+        raise ValueError(f"format must be 'bin' or 'c', got {format!r}")

@@ -1,0 +1,140 @@
+"""numba IR -> one LLVM module of C-ABI functions -> an object file for a target.
+
+The route (measured in the feasibility study the exporter follows): compile
+each shim with numba (IR at ``NUMBA_OPT=0``, so it is not tuned to the
+host), wrap it in a plain C function through numba's calling convention,
+link everything into one module, make every symbol but the C functions
+internal, give NRT's reference counting a no-op body (``carray`` arrays own
+no memory), retarget the module (triple, data layout), run LLVM's O3 (or Os)
+pipeline for the target CPU and emit an object file. No fastmath and no FMA
+contraction anywhere: that is what keeps the results bit-identical to the JIT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+#: numba's runtime functions a shim may reference; with no allocation (the
+#: symbol check proves it) every array's meminfo is NULL and these do nothing.
+_NOOP_RUNTIME = ("NRT_incref", "NRT_decref")
+
+
+def _initialise() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+def shim_ir(functions: dict[str, tuple], prefix: str) -> tuple[list[str], list[str]]:
+    """Compile the shims; return their IR modules and the C names they export."""
+    from numba import njit
+
+    from .shims import SHIM_OPTIONS
+
+    modules, names = [], []
+    for short, (pyfunc, sig) in functions.items():
+        dispatcher = njit(sig, **SHIM_OPTIONS)(pyfunc)
+        cres = dispatcher.overloads[sig.args]
+        ctx = cres.target_context
+        modules.append(cres.library.get_llvm_str())
+        cname = f"{prefix}_{short}"
+        names.append(cname)
+        modules.append(_c_wrapper(ctx, cres, cname))
+    return modules, names
+
+
+def _c_wrapper(ctx: Any, cres: Any, cname: str) -> str:
+    """A C-ABI function ``cname`` calling numba's function (error status: NaN or 2)."""
+    sig = cres.signature
+    module = ir.Module(name=cname)
+    inner_ty = ctx.call_conv.get_function_type(sig.return_type, sig.args)
+    inner = ir.Function(module, inner_ty, cres.fndesc.mangled_name)
+    ret = ctx.get_value_type(sig.return_type)
+    fn = ir.Function(module, ir.FunctionType(ret, [ctx.get_value_type(a) for a in sig.args]),
+                     cname)
+    builder = ir.IRBuilder(fn.append_basic_block())
+    status, value = ctx.call_conv.call_function(builder, inner, sig.return_type, sig.args,
+                                                list(fn.args))
+    failed = ir.Constant(ret, float("nan") if isinstance(ret, ir.DoubleType) else 2)
+    builder.ret(builder.select(status.is_error, failed, value))
+    return str(module)
+
+
+def _runtime_ir() -> str:
+    """No-op bodies for numba's reference counting (internal after linking)."""
+    module = ir.Module(name="edgereg_runtime")
+    ptr = ir.IntType(8).as_pointer()
+    for name in _NOOP_RUNTIME:
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr]), name)
+        ir.IRBuilder(fn.append_basic_block()).ret_void()
+    return str(module)
+
+
+def target_machine(triple: str, cpu: str, features: str, size: bool) -> Any:
+    _initialise()
+    target = llvm.Target.from_triple(triple)
+    return target.create_target_machine(cpu=cpu, features=features, opt=2 if size else 3,
+                                        reloc="pic", codemodel="default")
+
+
+def link(modules: list[str], exported: list[str]) -> Any:
+    """One module of every shim and its callees; only ``exported`` stays external."""
+    _initialise()
+    main = llvm.parse_assembly(_runtime_ir())
+    for text in modules:
+        main.link_in(llvm.parse_assembly(text))
+    keep = set(exported)
+    for fn in main.functions:
+        if not fn.is_declaration and fn.name not in keep:
+            fn.linkage = "internal"
+    for gv in main.global_variables:
+        if not gv.is_declaration:
+            gv.linkage = "internal"
+    return main
+
+
+def build(modules: list[str], exported: list[str], triple: str, cpu: str = "",
+          features: str = "", size: bool = False) -> tuple[bytes, str]:
+    """The object file for ``triple`` and the optimised IR (for the checks)."""
+    module = link(modules, exported)
+    tm = target_machine(triple, cpu, features, size)
+    module.triple = triple
+    module.data_layout = str(tm.target_data)
+    # Host attributes numba put on its functions would override the target's.
+    text = _strip_host_attributes(str(module))
+    module = llvm.parse_assembly(text)
+    module.triple = triple
+    module.data_layout = str(tm.target_data)
+    module.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=2 if size else 3)
+    if size:
+        pto.loop_unrolling = False
+        pto.loop_vectorization = False
+        pto.slp_vectorization = False
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    pm.run(module, pb)
+    return tm.emit_object(module), str(module)
+
+
+def _strip_host_attributes(text: str) -> str:
+    import re
+
+    text = re.sub(r'"target-cpu"="[^"]*"', "", text)
+    return re.sub(r'"target-features"="[^"]*"', "", text)
+
+
+def host_triple() -> str:
+    _initialise()
+    return llvm.get_process_triple()
+
+
+def leftovers(optimised_ir: str) -> list[str]:
+    """Host addresses or numba globals that must not survive optimisation."""
+    bad = []
+    for marker in ("numba.dynamic.globals", "NumbaEnv", "inttoptr (i64"):
+        if marker in optimised_ir:
+            bad.append(marker)
+    return bad

@@ -1,0 +1,120 @@
+"""C-callable shims of a model's kernels, built from the model's own blocks.
+
+A shim takes one raw pointer per block of the model (in the order of
+:func:`blocks`) and the sample's pointers, makes the arrays with
+``numba.carray`` (no allocation) and calls the same kernel the class calls,
+so the exported code is the JIT's code. Sizes (d, block lengths) are
+constants of the export: one object per (model, d, dtype).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: numba options of every shim: no CPython wrapper (no Py* symbol), NumPy's
+#: error model (a division by zero is inf/NaN, never an exception).
+SHIM_OPTIONS = {"no_cpython_wrapper": True, "error_model": "numpy", "boundscheck": False,
+                "nogil": True}
+
+
+@dataclass
+class Block:
+    """One caller-owned block: its name, dtype and length (elements)."""
+
+    name: str
+    dtype: np.dtype
+    size: int
+    initial: np.ndarray  # the block of a freshly reset model (the init image)
+
+
+@dataclass
+class Field:
+    """A named field of the state (or work) as a slice of a block."""
+
+    name: str
+    block: str
+    offset: int  # elements of the block's dtype from its start
+    shape: tuple
+    dtype: np.dtype
+    learnt: bool
+
+
+@dataclass
+class Family:
+    """What the exporter needs of a model family (DFOP, RLS)."""
+
+    prefix: str
+    d: int
+    dtype: np.dtype
+    task: str
+    blocks: list[Block]
+    fields: list[Field]
+    hyper: dict[str, float] = field(default_factory=dict)  # name -> value
+    codes: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, Any] = field(default_factory=dict)  # C name -> (pyfunc, sig, ctype)
+
+
+def _base_of(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def locate_fields(blocks: dict[str, np.ndarray], groups: list[tuple[Any, bool]]) -> list[Field]:
+    """Where every field of the model's state and work NamedTuples sits in its block,
+    found by address (so a field added to a family's ``_allocate`` flows through)."""
+    out = []
+    for fields, learnt in groups:
+        for name, view in fields._asdict().items():
+            if not isinstance(view, np.ndarray):
+                continue
+            start = _address(view)
+            for bname, block in blocks.items():
+                lo = _address(block)
+                if lo <= start < lo + block.nbytes:
+                    offset, rest = divmod(start - lo, view.itemsize)
+                    if rest:
+                        raise ValueError(f"field {name} is not aligned in block {bname}")
+                    out.append(Field(name, bname, offset, tuple(view.shape),
+                                     view.dtype, learnt))
+                    break
+            else:
+                raise ValueError(f"field {name} is in none of the blocks {list(blocks)}")
+    return out
+
+
+def index_names(module: Any, kind: str) -> dict[str, int]:
+    """The index constants of ``hyper`` (kind "hyper") or ``codes`` ("codes") in a
+    kernel module, read from the module, never spelled here: names with the
+    scheme's prefix (``HYPER_``, ``CODE_``) when the module uses it, else the
+    names assigned in the statement just before its ``N_HYPER`` / ``N_CODES``
+    count (``MU, P0 = 0, 1`` then ``N_HYPER = 2``)."""
+    import ast
+    import inspect
+
+    prefix, count = {"hyper": ("HYPER_", "N_HYPER"), "codes": ("CODE_", "N_CODES")}[kind]
+    values = vars(module)
+    named = {k: v for k, v in values.items()
+             if k.startswith(prefix) and type(v) is int and not k.startswith(prefix + "N")}
+    if named:
+        return dict(sorted(named.items(), key=lambda kv: kv[1]))
+    body = ast.parse(inspect.getsource(module)).body
+    for i, node in enumerate(body):
+        targets = getattr(node, "targets", [])
+        if (i and isinstance(node, ast.Assign) and len(targets) == 1
+                and isinstance(targets[0], ast.Name) and targets[0].id == count):
+            before = body[i - 1]
+            if isinstance(before, ast.Assign):
+                target = before.targets[0]
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                found = {n.id: values[n.id] for n in names if isinstance(n, ast.Name)}
+                if sorted(found.values()) == list(range(values[count])):
+                    return dict(sorted(found.items(), key=lambda kv: kv[1]))
+    raise ValueError(f"cannot find the {kind} index names of {module.__name__}")
