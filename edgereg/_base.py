@@ -606,5 +606,11 @@ def load(path: str | os.PathLike) -> Any:
     >>> restored = load(path)
     >>> type(restored).__name__, restored.predict_one([1.0, 2.0]) == model.predict_one([1.0, 2.0])
     ('DFOP', True)
+
+    A state blob written by exported C code (``edgereg.export``) is read too.
     """
+    from .export.blob import is_blob, load_blob
+
+    if is_blob(path):
+        return load_blob(path)
     return OnlineModel.load(path)

@@ -574,6 +574,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("cache", help="where compiled kernels are cached, how many, how big")
     p.add_argument("--clear", action="store_true", help="remove edgereg's cached kernels")
+
+    p = sub.add_parser("export", help="compile a model's kernels to a C object for a device")
+    p.add_argument("model", help="a class name (DFOP, RLS) or a saved model file")
+    p.add_argument("--target", default=None, help="LLVM triple (default: this machine)")
+    p.add_argument("--cpu", default="", help="LLVM cpu, e.g. cortex-m4 (default: generic)")
+    p.add_argument("--dtype", default=None, choices=["float32", "float64"])
+    p.add_argument("--features", type=int, default=None, help="input dimension d")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--out", default=".", help="folder for the .o, .h and README")
+    p.add_argument("--name", default=None, help="C prefix (default edgereg_<model>)")
+    p.add_argument("--size", action="store_true", help="optimise for code size")
     return parser
 
 
@@ -601,6 +612,31 @@ def main(argv: list[str] | None = None) -> int:
         run_data(args)
     elif args.command == "cache":
         run_cache(args.clear, sys.stdout)
+    elif args.command == "export":
+        return run_export(args)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """``edgereg export``: print what was written, or why not (exit status 2)."""
+    from .export import ExportError, export
+
+    model: Any = args.model
+    if os.path.exists(model):
+        from ._base import load
+
+        model = load(model)
+    try:
+        info = export(model, target=args.target, cpu=args.cpu, dtype=args.dtype,
+                      features=args.features, out=args.out, name=args.name, size=args.size,
+                      **_parse_params(args.param))
+    except (ExportError, ValueError, TypeError, NotImplementedError) as exc:
+        print(f"edgereg export: {exc}", file=sys.stderr)
+        return 2
+    for key in ("object", "header", "readme"):
+        print(f"wrote {info[key]}")
+    print(f"{info['triple']}: {info['code_bytes']} bytes of code, state "
+          f"{info['state_bytes']} bytes, needs {' '.join(info['undefined']) or 'nothing'}")
     return 0
 
 

@@ -43,40 +43,38 @@ def learnt_ranges(family):
     return [(f.block, f.offset, int(np.prod(f.shape))) for f in family.fields if f.learnt]
 
 
-def jit_hash(model, family, X, Y, MU, split: int) -> str:
-    """Predictions of learn_one (rows < split), then learn_many with per-step
-    forgetting, and the learnt fields after: one FNV-1a hash (the harness's)."""
-    X = X.astype(model.dtype)
-    preds = [model.learn_one(X[t], Y[t]) for t in range(split)]
-    preds += list(model.learn_many(X[split:], Y[split:], forgetting=MU[split:]))
-    h = fnv1a(np.asarray(preds, dtype="<f8").tobytes())
-    blocks = {b.name: getattr(model, "_" + b.name).reshape(-1) for b in family.blocks}
-    for name, first, count in learnt_ranges(family):
-        h = fnv1a(blocks[name][first: first + count].tobytes(), h)
-    return f"{h:016x}"
-
-
 def _hex_array(name: str, values: np.ndarray, ctype: str, bits: str) -> str:
     raw = values.reshape(-1).view(bits)
     body = ",".join(f"0x{int(v):x}u" for v in raw)
     return f"static const {ctype} {name}[{raw.size}] = {{{body}}};\n"
 
 
-def harness_source(prefix: str, family, X, Y, MU, split: int, out: str = "printf") -> str:
-    """A C program replaying jit_hash's calls and printing ``HASH <hex>``."""
+def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False) -> str:
+    """A C program replaying jit_line's calls and printing its line (``HASH <hex>
+    invalid <k> first <r>``); ``bare``: through semihosting, with the stack use of
+    the first learn_one and of learn_many (``startup.c``'s painting)."""
     dt = np.dtype(family.dtype)
     ubits = "uint64" if dt.itemsize == 8 else "uint32"
     ut = "uint64_t" if dt.itemsize == 8 else "uint32_t"
     n, d = X.shape
-    blocks = [b.name for b in family.blocks]
     hashed = "".join(f"    h = fnv(h, (const unsigned char *)(s.{b} + {first}), "
                      f"{count} * sizeof s.{b}[0]);\n"
                      for b, first, count in learnt_ranges(family))
+    if bare == "linux":  # a static Linux program with no C library start-up (armv6)
+        head = "void linux_write(const char *);\n#define REPORT(t) linux_write(t)\n"
+        paint = used1 = paint2 = used2 = ""
+    elif bare:
+        head = ("void semihost_write(const char *);\nvoid stack_paint(void);\n"
+                "unsigned stack_used(void);\n#define REPORT(t) semihost_write(t)\n")
+        paint, used1 = "stack_paint();", "if (t == 0) st1 = stack_used();"
+        paint2, used2 = "stack_paint();", "st2 = stack_used();"
+    else:
+        head = "#include <stdio.h>\n#define REPORT(t) fputs(t, stdout)\n"
+        paint = used1 = paint2 = used2 = ""
     return f"""#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include "{prefix}.h"
-{_hex_array("Xbits", X.astype(dt), ut, ubits)}{_hex_array("Ybits", Y, "uint64_t", "uint64")}
+{head}{_hex_array("Xbits", X.astype(dt), ut, ubits)}{_hex_array("Ybits", Y, "uint64_t", "uint64")}
 {_hex_array("MUbits", MU, "uint64_t", "uint64")}
 static {prefix}_state s;
 static {prefix}_real X[{n * d}];
@@ -85,25 +83,47 @@ static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {{
     for (size_t i = 0; i < k; i++) {{ h ^= p[i]; h *= 0x100000001b3ull; }}
     return h;
 }}
+static char *put_int(char *p, int64_t v) {{
+    char tmp[24]; int k = 0; uint64_t u = v < 0 ? (uint64_t)(-v) : (uint64_t)v;
+    if (v < 0) *p++ = '-';
+    do {{ tmp[k++] = (char)('0' + u % 10u); u /= 10u; }} while (u);
+    while (k) *p++ = tmp[--k];
+    return p;
+}}
+static char *put_text(char *p, const char *t) {{ while (*t) *p++ = *t++; return p; }}
 int main(void) {{
+    char line[160], *p = line;
+    unsigned st1 = 0, st2 = 0;
     memcpy(X, Xbits, sizeof X); memcpy(Y, Ybits, sizeof Y); memcpy(MU, MUbits, sizeof MU);
     {prefix}_init(&s);
     uint64_t h = 0xcbf29ce484222325ull;
     int64_t bad = 0;
     for (int t = 0; t < {split}; t++) {{
         double yhat;
+        {paint}
         bad += {prefix}_learn_one(&s, X + (size_t)t * {d}, Y[t], &yhat);
+        {used1}
         h = fnv(h, (const unsigned char *)&yhat, 8);
     }}
+    {paint2}
     int64_t first = {prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split}, {n - split},
                                         MU + {split}, {n - split}, out);
+    {used2}
     h = fnv(h, (const unsigned char *)out, {n - split} * 8);
-{hashed}    {out}("HASH %08lx%08lx invalid %ld first %ld\\n", (unsigned long)(h >> 32),
-           (unsigned long)(h & 0xffffffffu), (long)bad, (long)first);
-    (void)sizeof {blocks[0]!r};
+{hashed}    p = put_text(p, "HASH ");
+    for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
+    p = put_text(p, " invalid "); p = put_int(p, bad);
+    p = put_text(p, " first "); p = put_int(p, first);
+    *p++ = '\\n'; *p = 0;
+    REPORT(line);
+    if (st1 | st2) {{
+        p = line; p = put_text(p, "STACK learn_one "); p = put_int(p, st1);
+        p = put_text(p, " learn_many "); p = put_int(p, st2); *p++ = '\\n'; *p = 0;
+        REPORT(line);
+    }}
     return 0;
 }}
-""".replace(f"    (void)sizeof {blocks[0]!r};\n", "")
+"""
 
 
 #: name -> (triple, cpu, C compiler, flags, runner prefix). Linux user-mode targets.
@@ -113,10 +133,29 @@ LINUX_TARGETS = {
                 ["qemu-aarch64-static"]),
     "armv7hf": ("armv7-unknown-linux-gnueabihf", "cortex-a7", "arm-linux-gnueabihf-gcc",
                 ["-static"], ["qemu-arm-static", "-cpu", "cortex-a7"]),
-    "armv6hf": ("armv6-unknown-linux-gnueabihf", "arm1176jzf-s", "arm-linux-gnueabihf-gcc",
-                ["-static", "-marm", "-march=armv6+fp", "-mfpu=vfp", "-mfloat-abi=hard"],
+    # Debian's armhf C library is ARMv7 Thumb-2 code (SIGILL on an ARM1176):
+    # the harness links newlib's ARM-mode hard-float multilib instead, with a
+    # start-up of its own (LINUX_START) calling Linux directly.
+    "armv6hf": ("armv6-unknown-linux-gnueabihf", "arm1176jzf-s", "arm-none-eabi-gcc",
+                ["-static", "-marm", "-march=armv6kz+fp", "-mfpu=vfp", "-mfloat-abi=hard",
+                 "-nostartfiles", "--specs=nosys.specs", "-x", "c", "linux_start.c", "-x",
+                 "none"],
                 ["qemu-arm-static", "-cpu", "arm1176"]),
 }
+
+#: _start, write and exit for a static ARM Linux program without a C library start-up.
+LINUX_START = r"""
+#include <stddef.h>
+int main(void);
+static long sys(long n, long a, long b, long c) {
+    register long r0 __asm__("r0") = a, r1 __asm__("r1") = b, r2 __asm__("r2") = c;
+    register long r7 __asm__("r7") = n;
+    __asm__ volatile("svc 0" : "+r"(r0) : "r"(r1), "r"(r2), "r"(r7) : "memory");
+    return r0;
+}
+void linux_write(const char *t) { size_t k = 0; while (t[k]) k++; sys(4, 1, (long)t, (long)k); }
+void _start(void) { sys(1, main(), 0, 0); for (;;) {} }
+"""
 
 
 def missing_tools(tools: list[str]) -> list[str]:
@@ -126,6 +165,9 @@ def missing_tools(tools: list[str]) -> list[str]:
 def build_and_run(workdir: Path, exported: dict, source: str, cc: str, flags: list[str],
                   runner: list[str]) -> str:
     (workdir / "harness.c").write_text(source)
+    if "linux_start.c" in flags:
+        (workdir / "linux_start.c").write_text(LINUX_START)
+        flags = [str(workdir / f) if f == "linux_start.c" else f for f in flags]
     exe = workdir / "harness"
     subprocess.run([cc, "-O2", "-std=c11", "-I", str(workdir), *flags, "-o", str(exe),
                     str(workdir / "harness.c"), exported["object"], "-lm"], check=True,
@@ -138,8 +180,6 @@ def build_and_run(workdir: Path, exported: dict, source: str, cc: str, flags: li
 def jit_line(model, family, X, Y, MU, split: int) -> str:
     """The JIT's line as the harness prints it (hash, learn_one's invalid count,
     learn_many's return: -1 under on_invalid="skip")."""
-    import math
-
     Xd = X.astype(model.dtype)
     m = model
     bad = 0
@@ -153,5 +193,98 @@ def jit_line(model, family, X, Y, MU, split: int) -> str:
     blocks = {b.name: getattr(m, "_" + b.name).reshape(-1) for b in family.blocks}
     for name, first, count in learnt_ranges(family):
         h = fnv1a(blocks[name][first: first + count].tobytes(), h)
-    del math
     return f"HASH {h:016x} invalid {bad} first -1"
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "c"
+
+#: name -> (triple, cpu, C compiler, flags, qemu machine). Bare-metal targets.
+BARE_TARGETS = {
+    "cortex-m4f": ("thumbv7em-unknown-none-eabihf", "cortex-m4", "arm-none-eabi-gcc",
+                   ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+                   "mps2-an386"),
+    "cortex-m7": ("thumbv7em-unknown-none-eabihf", "cortex-m7", "arm-none-eabi-gcc",
+                  ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+                  "mps2-an500"),
+}
+
+
+def tools_of(key: str) -> list[str]:
+    if key in LINUX_TARGETS:
+        _, _, cc, _, runner = LINUX_TARGETS[key]
+        return [cc, *runner[:1]]
+    return [BARE_TARGETS[key][2], "qemu-system-arm"]
+
+
+def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> tuple[str, dict]:
+    """Firmware for qemu's MPS2 board: the harness, startup.c, mps2.ld; its output
+    and the firmware's sizes (text, data, bss)."""
+    _, _, cc, flags, machine = BARE_TARGETS[key]
+    (workdir / "harness.c").write_text(source)
+    elf = workdir / "harness.elf"
+    cm = EXAMPLES / "cortex-m"
+    subprocess.run([cc, "-O2", "-std=c11", "-I", str(workdir), *flags, "-ffunction-sections",
+                    "-fdata-sections", "-nostartfiles", "--specs=nosys.specs",
+                    "-Wl,--gc-sections", "-T", str(cm / "mps2.ld"), "-o", str(elf),
+                    str(cm / "startup.c"), str(workdir / "harness.c"), exported["object"],
+                    "-lm"], check=True, capture_output=True, text=True)
+    run = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
+                          "-serial", "none", "-semihosting-config", "enable=on,target=native",
+                          "-kernel", str(elf)], capture_output=True, text=True, timeout=300)
+    text = (run.stdout + run.stderr).strip()  # qemu writes semihosting output to stderr
+    if run.returncode != 0:
+        raise RuntimeError(f"qemu exit {run.returncode}: {text}")
+    return text, {}
+
+
+def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
+              extra: list[dict] | None = None) -> list[dict]:
+    """Export every (model, target key) case in one compiling process, run each
+    harness, and return one row per case with the C line and the JIT's line.
+    A case is (label, model factory, target key, d, n, task). A case that fails
+    to build or run has its error as its C line. ``reuse``: keep the objects of
+    an earlier run in ``workdir`` (development). ``extra``: more export jobs
+    made in the same process, their results returned first as rows."""
+    import json
+
+    from edgereg.export import export_batch
+    from edgereg.export.families import family_of
+
+    jobs, meta = [], []
+    for label, factory, key, d, n, task in cases:
+        model = factory()
+        triple, cpu = (LINUX_TARGETS.get(key) or BARE_TARGETS[key])[:2]
+        out = workdir / f"{label}-{key}"
+        out.mkdir(parents=True, exist_ok=True)
+        jobs.append(dict(model=model, target=triple, cpu=cpu, out=str(out)))
+        meta.append((label, factory, key, d, n, task, out))
+    todo = [i for i, m in enumerate(meta) if not (reuse and (m[-1] / "info.json").exists())]
+    extra = extra or []
+    done = export_batch(extra + [jobs[i] for i in todo]) if todo or extra else []
+    extra_rows, done = done[: len(extra)], done[len(extra):]
+    for i, info in zip(todo, done, strict=True):
+        (meta[i][-1] / "info.json").write_text(json.dumps(info))
+    infos = [json.loads((m[-1] / "info.json").read_text()) for m in meta]
+    rows = []
+    for info, (label, factory, key, d, n, task, out) in zip(infos, meta, strict=True):
+        model = factory()
+        family = family_of(model)
+        X, Y, MU = stream(d, n, task)
+        split = n // 2
+        try:
+            if key in LINUX_TARGETS:
+                _, _, cc, flags, runner = LINUX_TARGETS[key]
+                src = harness_source(info["prefix"], family, X, Y, MU, split,
+                                     bare="linux" if "linux_start.c" in flags else False)
+                c_line = build_and_run(out, info, src, cc, flags, runner)
+            else:
+                src = harness_source(info["prefix"], family, X, Y, MU, split, bare=True)
+                c_line, _ = build_and_run_bare(out, info, src, key)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired,
+                RuntimeError) as exc:
+            c_line = f"ERROR {exc} {getattr(exc, 'stderr', '')}"[:2000]
+        (out / "line.txt").write_text(c_line)
+        rows.append({"label": label, "target": key, "c": c_line,
+                     "jit": jit_line(model, family, X, Y, MU, split),
+                     "undefined": info["undefined"], "code_bytes": info["code_bytes"],
+                     "state_bytes": info["state_bytes"]})
+    return extra_rows + rows

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ExportError", "export", "export_state", "PINNED"]
+__all__ = ["ExportError", "export", "export_batch", "export_state", "PINNED"]
 
 #: The numba and llvmlite versions the exporter is tested with. The route uses
 #: numba internals (a compiled function's IR and calling convention): another
@@ -98,23 +98,42 @@ def export(model_or_class: Any, target: str | None = None, cpu: str = "",
         an object that fails the symbol allow-list (Python, NRT, allocation,
         exception or global-state symbols).
     """
+    return export_batch([dict(model=_model(model_or_class, features, dtype, params),
+                              target=target, cpu=cpu, out=out, name=name, size=size,
+                              shared=shared)])[0]
+
+
+def export_batch(jobs: list[dict]) -> list[dict]:
+    """Several exports in one compiling process (each model's shims compiled once,
+    then built for each of its targets). ``jobs``: dicts of :func:`export`'s
+    keyword arguments, with ``model`` a model instance."""
     check_versions()
-    model = _model(model_or_class, features, dtype, params)
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from .families import family_of
+
+    for job in jobs:
+        family_of(job["model"])  # an unsupported model is refused before compiling
+    specs = []
     with tempfile.TemporaryDirectory(prefix="edgereg-export-") as tmp:
-        state = Path(tmp) / "model.npz"
-        model.save(state)
-        spec = {"state": str(state), "target": target, "cpu": cpu, "out": str(out_dir),
-                "name": name, "size": size, "shared": shared,
-                "model_name": type(model).__name__}
+        for i, job in enumerate(jobs):
+            model = job["model"]
+            state = Path(tmp) / f"model{i}.npz"
+            model.save(state)
+            out_dir = Path(job.get("out", "."))
+            out_dir.mkdir(parents=True, exist_ok=True)
+            specs.append({"state": str(state), "target": job.get("target"),
+                          "cpu": job.get("cpu", ""), "out": str(out_dir),
+                          "name": job.get("name"), "size": job.get("size", False),
+                          "shared": job.get("shared", False),
+                          "model_name": type(model).__name__})
         env = dict(os.environ)
         # IR not tuned to the host CPU; compiled kernels cached apart from the JIT's.
         env.update(NUMBA_OPT="0", NUMBA_CACHE_DIR=str(Path(tmp) / "numba-cache"))
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(__file__).resolve().parents[2])] + [env.get("PYTHONPATH", "")])
+        spec_file = Path(tmp) / "jobs.json"
+        spec_file.write_text(json.dumps(specs))
         proc = subprocess.run([sys.executable, "-W", "ignore", "-m", "edgereg.export._worker",
-                               json.dumps(spec)], env=env, capture_output=True, text=True)
+                               str(spec_file)], env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             message = proc.stderr.strip().splitlines()
             raise ExportError("export failed:\n" + "\n".join(message[-12:]))

@@ -8,25 +8,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+_IR_CACHE: dict = {}
+
 
 def main(spec: dict) -> dict:
     import edgereg
 
     from . import llvm
     from .families import family_of
-    from .header import blob_header, layout, write_header, write_readme
+    from .header import blob_header, image, layout, write_header, write_readme
     from .symbols import check
 
     model = edgereg.load(spec["state"])
     family = family_of(model)
     prefix = spec["name"] or f"edgereg_{family.prefix}"
+    key = (type(model).__name__, json.dumps(model.get_params(), sort_keys=True, default=str),
+           prefix)
     triple = spec["target"] or llvm.host_triple()
     try:
         llvm.target_machine(triple, spec["cpu"], "", spec["size"])
     except RuntimeError as exc:
         raise SystemExit(f"unknown target {triple!r}: {exc}") from None
     functions = {f"{k}_blocks": v for k, v in family.functions.items()}
-    modules, names = llvm.shim_ir(functions, prefix)
+    if key not in _IR_CACHE:  # one model's shims, compiled once for all its targets
+        _IR_CACHE[key] = llvm.shim_ir(functions, prefix)
+    modules, names = _IR_CACHE[key]
     obj, text = llvm.build(modules, names, triple, spec["cpu"], "", spec["size"])
     left = llvm.leftovers(text)
     if left:
@@ -40,11 +46,23 @@ def main(spec: dict) -> dict:
                 version=f"edgereg {edgereg.__version__}, numba {_v('numba')}, "
                         f"llvmlite {_v('llvmlite')}")
     paths = {"object": out / f"{prefix}.o", "header": out / f"{prefix}.h",
-             "readme": out / f"README-{prefix}.md"}
+             "readme": out / f"README-{prefix}.md", "layout": out / f"{prefix}.json"}
     paths["object"].write_bytes(obj)
     head = blob_header(family, spec["model_name"], params)
     paths["header"].write_text(write_header(family, prefix, info, head))
     paths["readme"].write_text(write_readme(family, prefix, info))
+    offsets, total = layout(family)
+    paths["layout"].write_text(json.dumps({
+        "prefix": prefix, "model": spec["model_name"], "params": model.get_params(),
+        "d": family.d, "dtype": str(family.dtype), "task": family.task,
+        "struct_bytes": total, "triple": triple,
+        "blocks": [[b.name, str(b.dtype), b.size, at]
+                   for b, (_, at) in zip(family.blocks, offsets, strict=True)],
+        "fields": [[f.name, f.block, f.offset, list(f.shape), str(f.dtype), f.learnt]
+                   for f in family.fields],
+        "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
+        "blob_header": head.hex(),
+    }, indent=1))
     if spec["shared"]:
         cc = shutil.which("cc") or shutil.which("gcc")
         if cc is None:
@@ -62,4 +80,4 @@ def _v(name: str) -> str:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]))))
+    print(json.dumps([main(spec) for spec in json.loads(Path(sys.argv[1]).read_text())]))

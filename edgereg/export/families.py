@@ -127,5 +127,8 @@ def family_of(model: Any) -> Family:
 
     if isinstance(model, DFOP) and type(model).__name__ in ("DFOP", "RLS"):
         return dfop_family(model)
-    raise NotImplementedError(
-        f"{type(model).__name__} cannot be exported yet (supported: DFOP, RLS)")
+    from . import ExportError
+
+    raise ExportError(
+        f"{type(model).__name__} cannot be exported yet (supported: DFOP, RLS; "
+        "docs/design/export.md says why the others are not yet)")

@@ -30,7 +30,7 @@ def image(family: Family, arrays: dict[str, np.ndarray]) -> bytes:
     """The struct's bytes (little-endian) from the blocks' contents."""
     offsets, total = layout(family)
     buf = bytearray(total)
-    for (name, at), b in zip(offsets, family.blocks):
+    for (name, at), b in zip(offsets, family.blocks, strict=True):
         raw = np.ascontiguousarray(arrays[name], dtype=b.dtype.newbyteorder("<")).tobytes()
         buf[at: at + len(raw)] = raw
     return bytes(buf)
@@ -41,7 +41,7 @@ def blob_header(family: Family, model_name: str, params: dict) -> bytes:
     offsets, total = layout(family)
     meta = json.dumps({"model": model_name, "params": params, "struct_bytes": total,
                        "blocks": [[b.name, str(b.dtype), b.size, at]
-                                  for b, (_, at) in zip(family.blocks, offsets)]},
+                                  for b, (_, at) in zip(family.blocks, offsets, strict=True)]},
                       sort_keys=True).encode()
     head = BLOB_MAGIC + struct.pack("<I", len(meta)) + meta
     return head + b"\0" * (-len(head) % 8)
@@ -121,9 +121,9 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
         f"static inline double {prefix}_predict_one({prefix}_state *s, const {T} *x) {{",
         f"    return {prefix}_predict_one_blocks({args}, x); }}", "",
     ]
-    lines += [f"/* init: the state of a fresh model with the exported hyper-parameters"
-              f" (non-zero entries as bits). */"]
-    for b, (name, _) in zip(family.blocks, offsets):
+    lines += ["/* init: the state of a fresh model with the exported hyper-parameters"
+              " (non-zero entries as bits). */"]
+    for b, (name, _) in zip(family.blocks, offsets, strict=True):
         flat = b.initial.reshape(-1)
         bits = flat.view(np.uint64 if b.dtype.itemsize == 8 else np.uint32)
         nz = np.flatnonzero(bits)

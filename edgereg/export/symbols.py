@@ -20,7 +20,7 @@ ALLOWED = [
     r"sqrtf?", r"ceilf?", r"floorf?", r"fabsf?", r"truncf?",
     r"__aeabi_mem(set|clr|cpy|move)[48]?",
     r"__aeabi_[ul]?(div|idiv|uidiv|ldivmod|uldivmod|idivmod|uidivmod|lmul|llsl|llsr|lasr|lcmp|ulcmp)",
-    r"__aeabi_[dfl]\w*", r"__aeabi_[iu]2[df]", r"__aeabi_[ul]2[df]", r"__aeabi_(f2d|d2f)",
+    r"__aeabi_[dfl]\w*", r"__aeabi_u?[il]2[df]", r"__aeabi_(f2d|d2f)",
     r"__(mul|div|mod|udiv|umod|ashl|ashr|lshr)[sdt]i3",
     r"__(add|sub|mul|div|neg|extend|trunc|fix|fixuns|float|floatun|eq|ne|lt|le|gt|ge|un|cmp)"
     r"[sdt]f\d?\w*",
@@ -58,12 +58,12 @@ def elf_symbols(data: bytes) -> tuple[list[str], list[str], dict[str, int]]:
         return data[offset: data.index(b"\0", offset)].decode()
 
     sizes: dict[str, int] = {}
-    for name, kind, _, size, _, _ in sections:
+    for name, _kind, _, size, _, _ in sections:
         label = cstr(strtab_off + name)
         if label:
             sizes[label] = sizes.get(label, 0) + size
     undefined, defined = [], []
-    for name, kind, off, size, link, entsize in sections:
+    for _name, kind, off, size, link, entsize in sections:
         if kind != 2:  # SHT_SYMTAB
             continue
         names_off = sections[link][2]
