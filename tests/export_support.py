@@ -205,6 +205,9 @@ BARE_TARGETS = {
     "cortex-m7": ("thumbv7em-unknown-none-eabihf", "cortex-m7", "arm-none-eabi-gcc",
                   ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
                   "mps2-an500"),
+    # No FPU: float32 and float64 both in libgcc's soft float. 16 KB of RAM.
+    "cortex-m0plus": ("thumbv6m-none-eabi", "cortex-m0plus", "arm-none-eabi-gcc",
+                      ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"], "microbit"),
 }
 
 
@@ -224,7 +227,9 @@ def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> 
     cm = EXAMPLES / "cortex-m"
     subprocess.run([cc, "-O2", "-std=c11", "-I", str(workdir), *flags, "-ffunction-sections",
                     "-fdata-sections", "-nostartfiles", "--specs=nosys.specs",
-                    "-Wl,--gc-sections", "-T", str(cm / "mps2.ld"), "-o", str(elf),
+                    "-Wl,--gc-sections", "-T",
+                    str(cm / ("microbit.ld" if machine == "microbit" else "mps2.ld")),
+                    "-o", str(elf),
                     str(cm / "startup.c"), str(workdir / "harness.c"), exported["object"],
                     "-lm"], check=True, capture_output=True, text=True)
     run = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",

@@ -99,6 +99,7 @@ _TARGET_MODELS = {
     "armv6hf": ["float64", "float32"],
     "cortex-m4f": ["float64", "float32"],
     "cortex-m7": ["float32"],
+    "cortex-m0plus": ["float32"],
 }
 CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
 
@@ -122,7 +123,8 @@ def results(tmp_path_factory):
             continue
         d = 30 if label.endswith("d30") else 6
         task = "classification" if "classification" in label else "regression"
-        cases.append((label, _MODELS[label], target, d, 300 if d == 6 else 120, task))
+        n = 120 if d == 30 else 150 if target == "cortex-m0plus" else 300  # M0: 16 KB RAM
+        cases.append((label, _MODELS[label], target, d, n, task))
     work = tmp_path_factory.mktemp("export")
     extra = [dict(model=_MODELS["float64"](), out=str(work / "shared"), shared=True,
                   name="native_dfop")] if shutil.which("cc") else []

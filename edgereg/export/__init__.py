@@ -103,10 +103,11 @@ def export(model_or_class: Any, target: str | None = None, cpu: str = "",
                               shared=shared)])[0]
 
 
-def export_batch(jobs: list[dict]) -> list[dict]:
+def export_batch(jobs: list[dict], errors: str = "raise") -> list[dict]:
     """Several exports in one compiling process (each model's shims compiled once,
     then built for each of its targets). ``jobs``: dicts of :func:`export`'s
-    keyword arguments, with ``model`` a model instance."""
+    keyword arguments, with ``model`` a model instance. ``errors="return"``:
+    a job that fails gives ``{"error": message}`` instead of raising."""
     check_versions()
     from .families import family_of
 
@@ -137,7 +138,11 @@ def export_batch(jobs: list[dict]) -> list[dict]:
         if proc.returncode != 0:
             message = proc.stderr.strip().splitlines()
             raise ExportError("export failed:\n" + "\n".join(message[-12:]))
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        results = json.loads(proc.stdout.strip().splitlines()[-1])
+    failed = [r["error"] for r in results if "error" in r]
+    if failed and errors == "raise":
+        raise ExportError("\n".join(failed))
+    return results
 
 
 def export_state(model: Any, path: str, format: str = "bin", name: str | None = None) -> None:

@@ -80,4 +80,16 @@ def _v(name: str) -> str:
 
 
 if __name__ == "__main__":
-    print(json.dumps([main(spec) for spec in json.loads(Path(sys.argv[1]).read_text())]))
+    results = []
+    for job in json.loads(Path(sys.argv[1]).read_text()):
+        try:
+            results.append(main(job))
+        except Exception as exc:  # one job's failure must not lose the others
+            from . import ExportError
+
+            if not isinstance(exc, ExportError):
+                raise
+            results.append({"error": str(exc)})
+        except SystemExit as exc:
+            results.append({"error": str(exc)})
+    print(json.dumps(results))

@@ -22,8 +22,9 @@ ALLOWED = [
     r"__aeabi_[ul]?(div|idiv|uidiv|ldivmod|uldivmod|idivmod|uidivmod|lmul|llsl|llsr|lasr|lcmp|ulcmp)",
     r"__aeabi_[dfl]\w*", r"__aeabi_u?[il]2[df]", r"__aeabi_(f2d|d2f)",
     r"__(mul|div|mod|udiv|umod|ashl|ashr|lshr)[sdt]i3",
-    r"__(add|sub|mul|div|neg|extend|trunc|fix|fixuns|float|floatun|eq|ne|lt|le|gt|ge|un|cmp)"
-    r"[sdt]f\d?\w*",
+    r"__(add|sub|mul|div|neg|extend|trunc|fix|fixuns|float|floatun|eq|ne|lt|le|gt|ge|un|unord"
+    r"|cmp)\w*[sdt]f\d?",
+    r"__fix(uns)?[sdt]f[sdt]i",
 ]
 #: Never allowed, even if a pattern above would match (clearer messages).
 FORBIDDEN = [r"Py\w*", r"_Py\w*", r"NRT_\w*", r"malloc", r"calloc", r"realloc", r"free",

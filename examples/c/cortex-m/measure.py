@@ -1,0 +1,81 @@
+"""Flash, RAM and stack of an exported DFOP on Cortex-M4F, measured by the build.
+
+    python examples/c/cortex-m/measure.py [d] [OUT]
+
+Exports DFOP (forgetting 0.01) float32 and float64 for thumbv7em-unknown-none-
+eabihf (cpu cortex-m4), tuned for speed (O3) and for size, builds main.c
+(this folder: a drifting stream generated on the device) with startup.c and
+mps2.ld, runs it on qemu's mps2-an386 board, and prints one row each: the
+exported object's code bytes, the firmware's flash split into the kernels,
+libgcc's soft-double helpers and libm/libc, the state struct (RAM), and the
+stack of learn_one, measured by painting (tests/export_support.py's harness
+does the same for learn_many).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLAGS = ["-O2", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+         "-ffunction-sections", "-fdata-sections", "-nostartfiles", "--specs=nosys.specs",
+         "-Wl,--gc-sections"]
+
+
+def firmware(out: Path) -> dict:
+    elf = out / "dfop.elf"
+    subprocess.run(["arm-none-eabi-gcc", *FLAGS, "-T", str(HERE / "mps2.ld"), "-I", str(out),
+                    "-Wl,-Map," + str(out / "dfop.map"), "-o", str(elf),
+                    str(HERE / "startup.c"), str(HERE / "main.c"),
+                    str(out / "edgereg_dfop.o"), "-lm"], check=True)
+    run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor",
+                          "none", "-serial", "none", "-semihosting-config",
+                          "enable=on,target=native", "-kernel", str(elf)],
+                         capture_output=True, text=True, timeout=300)
+    nm = subprocess.run(["arm-none-eabi-nm", "-S", "--size-sort", str(elf)],
+                        capture_output=True, text=True, check=True).stdout
+    split = {"kernels": 0, "soft-double": 0, "libm/libc": 0, "program": 0}
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) != 4 or parts[2] not in "tTrR":
+            continue
+        size, name = int(parts[1], 16), parts[3]
+        if name.startswith(("edgereg_dfop_", "_ZN7edgereg")):
+            split["kernels"] += size
+        elif re.match(r"__(aeabi_[dl]|adddf|subdf|muldf|divdf|cmpdf|unorddf|extendsf|truncdf|"
+                      r"fixdf|floatun|floatdi|aeabi_ul2d|aeabi_l2d|aeabi_d2lz)", name):
+            split["soft-double"] += size
+        elif name in ("main", "Reset_Handler", "Fault_Handler", "semihost_write", "uniform",
+                      "put_uint", "stack_paint", "stack_used", "vectors", "semihost",
+                      "semihost_exit"):
+            split["program"] += size
+        else:
+            split["libm/libc"] += size
+    size = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True,
+                          text=True, check=True).stdout
+    text = sum(int(m.group(2)) for m in re.finditer(r"^(\.text|\.ARM\.exidx)\s+(\d+)", size,
+                                                    re.M))
+    return {"flash": text, **split, "output": (run.stdout + run.stderr).strip()}
+
+
+def main(d: int = 6, out: str = "/tmp/edgereg-m4") -> None:
+    sys.path.insert(0, str(HERE.parents[2]))
+    import edgereg
+    from edgereg.export import export_batch
+
+    jobs = [dict(model=edgereg.DFOP(d, 0.01, dtype=dt), target="thumbv7em-unknown-none-eabihf",
+                 cpu="cortex-m4", size=size, out=f"{out}/{dt}-{'size' if size else 'o3'}")
+            for size in (False, True) for dt in ("float32", "float64")]
+    for job, info in zip(jobs, export_batch(jobs), strict=True):
+        row = firmware(Path(job["out"]))
+        print(f"{Path(job['out']).name}: object {info['code_bytes']} B; firmware flash "
+              f"{row['flash']} B = kernels {row['kernels']} + soft-double {row['soft-double']}"
+              f" + libm/libc {row['libm/libc']} + program {row['program']}; state "
+              f"{info['state_bytes']} B; {row['output']}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6, *sys.argv[2:3])
