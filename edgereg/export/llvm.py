@@ -126,6 +126,12 @@ def _strip_host_attributes(text: str) -> str:
     return re.sub(r'"target-features"="[^"]*"', "", text)
 
 
+def host_cpu() -> tuple[str, str]:
+    """The host's CPU name and features (what the JIT compiles for)."""
+    _initialise()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def host_triple() -> str:
     _initialise()
     return llvm.get_process_triple()

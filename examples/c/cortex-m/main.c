@@ -39,10 +39,11 @@ int main(void) {
     const float w1[6] = {1, -2, 0.5f, 0, 3, -1}, w2[6] = {-1, 2, 0, 1, -3, 0.5f};
     uint32_t close = 0, stack = 0;
     for (uint32_t t = 0; t < 2000; t++) {
-        float x[6], y = 0;
+        edgereg_dfop_real x[6];
+        float y = 0;
         for (int j = 0; j < 6; j++) {
-            x[j] = uniform();
-            y += (t < 1000 ? w1[j] : w2[j]) * x[j];
+            x[j] = (edgereg_dfop_real)uniform();
+            y += (t < 1000 ? w1[j] : w2[j]) * (float)x[j];
         }
         double yhat;
         if (t == 500) stack_paint();
