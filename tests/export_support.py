@@ -206,7 +206,7 @@ BARE_TARGETS = {
                   ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
                   "mps2-an500"),
     # No FPU: float32 and float64 both in libgcc's soft float. 16 KB of RAM.
-    "cortex-m0plus": ("thumbv6m-none-eabi", "cortex-m0plus", "arm-none-eabi-gcc",
+    "cortex-m0plus": ("thumbv6m-unknown-none-eabi", "cortex-m0plus", "arm-none-eabi-gcc",
                       ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"], "microbit"),
 }
 

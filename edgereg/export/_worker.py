@@ -24,7 +24,7 @@ def main(spec: dict) -> dict:
     prefix = spec["name"] or f"edgereg_{family.prefix}"
     key = (type(model).__name__, json.dumps(model.get_params(), sort_keys=True, default=str),
            prefix)
-    triple = spec["target"] or llvm.host_triple()
+    triple = llvm.normalise_triple(spec["target"] or llvm.host_triple())
     cpu, features = spec["cpu"], ""
     if spec["target"] is None and not cpu:  # the host: its CPU, as the JIT compiles for
         cpu, features = llvm.host_cpu()

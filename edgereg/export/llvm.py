@@ -126,6 +126,16 @@ def _strip_host_attributes(text: str) -> str:
     return re.sub(r'"target-features"="[^"]*"', "", text)
 
 
+def normalise_triple(triple: str) -> str:
+    """``arch-none-eabi`` spelled with its vendor: LLVM reads the short form as
+    vendor "none", OS "eabi" and silently uses a non-EABI ABI (measured: GNU
+    soft-float helper names on thumbv6m, the soft-float ABI on thumbv7em)."""
+    parts = triple.split("-")
+    if len(parts) == 3 and parts[1] == "none":
+        return "-".join([parts[0], "unknown", *parts[1:]])
+    return triple
+
+
 def host_cpu() -> tuple[str, str]:
     """The host's CPU name and features (what the JIT compiles for)."""
     _initialise()
