@@ -1,6 +1,6 @@
 """Exported host C code against the JIT, samples/s, in one process (beside asv).
 
-    python asv_bench/export_vs_jit.py [rounds]
+    python asv_bench/export_vs_jit.py [rounds [numba_opt [d ...]]]
 
 Exports float64 DFOP (forgetting 0.01) at d = 10 and 50 for the host as a
 shared library (``shared=True``), then times learn_many over the same stream
@@ -35,13 +35,12 @@ print(f"{(time.perf_counter() - t) * 1e3:.1f} ms, numba imported: {'numba' in sy
 """
 
 
-def main(rounds: int = 5) -> None:
+def main(rounds: int = 5, numba_opt: int = 0, dims: tuple = (10, 50)) -> None:
     n = 20000
-    dims = (10, 50)
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [dict(model=edgereg.DFOP(d, 0.01), out=str(Path(tmp) / f"d{d}"),
                      name=f"bench_dfop_d{d}", shared=True) for d in dims]
-        infos = export_batch(jobs)
+        infos = export_batch(jobs, numba_opt=numba_opt)
         for d, info in zip(dims, infos, strict=False):
             rng = np.random.default_rng(d)
             X = rng.normal(size=(n, d))
@@ -64,4 +63,7 @@ def main(rounds: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    # python asv_bench/export_vs_jit.py ROUNDS NUMBA_OPT D...
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5,
+         int(sys.argv[2]) if len(sys.argv) > 2 else 0,
+         tuple(int(d) for d in sys.argv[3:]) or (10, 50))

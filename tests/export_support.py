@@ -128,7 +128,7 @@ int main(void) {{
 
 #: name -> (triple, cpu, C compiler, flags, runner prefix). Linux user-mode targets.
 LINUX_TARGETS = {
-    "x86_64": ("x86_64-unknown-linux-gnu", "", "gcc", [], []),
+    "x86_64": (None, "", "gcc", [], []),  # the host: its CPU, numba's own IR
     "aarch64": ("aarch64-unknown-linux-gnu", "cortex-a53", "aarch64-linux-gnu-gcc", ["-static"],
                 ["qemu-aarch64-static"]),
     "armv7hf": ("armv7-unknown-linux-gnueabihf", "cortex-a7", "arm-linux-gnueabihf-gcc",
