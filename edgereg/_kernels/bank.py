@@ -1,9 +1,12 @@
 """The self-tuning bank's kernels: K DFOP members, one per forgetting factor, and their aggregate.
 
 docs/algorithms/dfop.md, docs/design/auto-forgetting.md. Every member is an exact DFOP
-(``_kernels/dfop.py``) with its own mu from a log grid and learns every
-sample; the bank predicts with the members' predictions weighted by fixed
-share (Herbster & Warmuth 1998), which tracks the best member *over time*::
+(``_kernels/dfop.py``) with its own mu and learns every sample; the K
+members stand on K adjacent factors low, ..., low + K - 1 of a lattice
+(``window``, ``lattice``: by default 0 .. 0.99), a window that ``_move``
+slides towards the member of least slow loss every CHUNK learnt samples.
+The bank predicts with the members' predictions weighted by fixed share
+(Herbster & Warmuth 1998), which tracks the best member *over time*::
 
     q_k  = member k's prediction w_k^T x (classification: clipped to [-1, 1])
     yhat = sum_k v_k q_k                      (the weights v sum to 1)
@@ -17,7 +20,9 @@ so a member can take over within about log(K / alpha) / eta rounds of
 clearly smaller loss. The members do not depend on the weights: a block is
 learnt member by member (each with DFOP's fused block kernel, over chunks
 of CHUNK rows whose predictions the block A keeps) and then aggregated row
-by row, which is bit for bit what learn_one does sample by sample.
+by row, which is bit for bit what learn_one does sample by sample (the
+chunks end where the learnt count is a multiple of CHUNK: the window moves
+at the same samples in both).
 
 Blocks (docs/design/calling_convention.md):
 
@@ -25,9 +30,11 @@ Blocks (docs/design/calling_convention.md):
 * ``A`` float64, one block: member k's DFOP block B (``dfop.packed_size(d)``
   each, every ``member_stride(d)`` floats: scratch, learnt L, hyper, codes),
   the chunk of predictions (K * CHUNK, scratch), the bank's hyper-parameters
-  and codes, its counters (learnt, skipped), the target scale (n, mean,
-  variance), the weights v (K), and the members' predictions q (K,
-  scratch). ``_bank_views`` is the one layout.
+  and codes (codes[LATTICE]: the lattice's length), its counters (learnt,
+  skipped), the target scale (n, mean, variance), the weights v (K), the
+  members' predictions q (K, scratch), the window (low), the lattice's
+  factors and refresh periods, and the members' slow losses (K).
+  ``_bank_views`` is the one layout.
 
 A sample is valid for the bank when every x_j and y is finite and at most
 LIMIT in magnitude; an invalid one reaches no member. Beyond LIMIT, DFOP's
