@@ -55,7 +55,7 @@ def main(label: str) -> None:
     out["auto_one10"] = 10_000 / best(loop)
     ratios = (out["dfop10"] / out["auto10"], out["dfop50"] / out["auto50"])
     print(label, " ".join(f"{k}={v / 1e3:.0f}k" for k, v in out.items()),
-          "ratio10=%.2f ratio50=%.2f" % ratios, flush=True)
+          f"ratio10={ratios[0]:.2f} ratio50={ratios[1]:.2f}", flush=True)
 
 
 if __name__ == "__main__":
