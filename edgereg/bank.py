@@ -1,13 +1,17 @@
 """DFOPBank: DFOP whose forgetting factor tunes itself (docs/algorithms/dfop.md).
 
-``DFOP(n_features, forgetting="auto")`` builds one. It runs K DFOPs side by
-side, one per forgetting factor of a log grid (by default 0, 1e-3, 3e-3,
-1e-2, 3e-2, 0.1), every one learning every sample, and predicts
-with their predictions weighted by fixed share (Herbster & Warmuth 1998):
-exponential weights on each member's squared error, mixed with a little of
-the uniform weights at every step so that the lead can change hands when
-the drift rate changes. ``forgetting_`` is the weighted mean of the grid,
-the drift rate the bank has learnt.
+``DFOP(n_features, forgetting="auto")`` builds one. It runs K = 4 DFOPs
+side by side, every one learning every sample, on K adjacent factors of a
+lattice that covers the whole range: 0, then factors about 3x apart in the
+odds mu / (1 - mu) up to 0.99 (``DEFAULT_LATTICE``). It predicts with their
+predictions weighted by fixed share (Herbster & Warmuth 1998): exponential
+weights on each member's squared error, mixed with a little of the uniform
+weights at every step so that the lead can change hands when the drift
+changes. Every 32 samples the window of members slides one factor along
+the lattice when its fastest or slowest member has the smallest loss
+averaged over the last ~500 samples: the rate is found wherever it lies,
+in fixed memory and at the cost of K DFOPs. ``forgetting_`` is the
+members' factors weighted, the drift rate the bank has learnt.
 
 The kernels and the aggregation's equations are ``_kernels/bank.py``; the
 study that chose the method and its settings is docs/design/auto-forgetting.md.
@@ -25,7 +29,9 @@ from ._jit import FirstCall, python_function
 from ._kernels.bank import (
     CLASSIFY,
     ETA,
+    LATTICE,
     LIMIT,
+    LOSS_CAP,
     SHARE,
     SKIP,
     _bank_learn_many,
@@ -35,7 +41,7 @@ from ._kernels.bank import (
     _bank_views,
     bank_size,
 )
-from ._kernels.dfop import COUNTS, FORGOTTEN, _packed_views
+from ._kernels.dfop import COUNTS, FORGOTTEN, MU, PERIOD, _packed_views
 from ._kernels.fleet import (
     _fleet_bank_learn_many,
     _fleet_bank_learn_one,
@@ -46,12 +52,22 @@ from ._validate import check_dtype, check_float, check_int, check_on_invalid
 from .dfop import DFOP, dfop_constants, init_dfop_parameters, init_interval, refresh_period
 from .fleet import Fleet
 
-__all__ = ["DFOPBank", "FleetBank", "DEFAULT_GRID", "STUDY_GRID"]
+__all__ = ["DFOPBank", "FleetBank", "DEFAULT_LATTICE", "DEFAULT_MEMBERS", "DEFAULT_GRID",
+           "STUDY_GRID"]
 
-#: The forgetting factors of the default bank: the study's grid without 1e-4
-#: and 3e-4, which were never the best fixed choice on the paper's streams;
-#: the 8-member grid (STUDY_GRID) is within 0.1 point of it on every stream
-#: and 1.3x slower (docs/design/auto-forgetting.md).
+#: The forgetting factors the default bank's window slides over: 0, then
+#: factors about 3x apart in the odds mu / (1 - mu) (log-spaced in mu below
+#: 0.1, in 1 - mu above 0.5), up to 0.99: every drift rate, no upper end
+#: chosen in advance (docs/design/auto-forgetting.md).
+DEFAULT_LATTICE = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 0.5, 0.75, 0.9, 0.97,
+                   0.99)
+#: Members of the default bank: a window of 4 adjacent factors of the lattice.
+DEFAULT_MEMBERS = 4
+#: The lowest member's factor when a moving window starts (the nearest of the lattice).
+START_FORGETTING = 1e-3
+#: The fixed grid of the bank before the window (6 members from 0 to 0.1):
+#: ``forgetting_grid=DEFAULT_GRID`` builds that bank (and files saved by it
+#: load as it).
 DEFAULT_GRID = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
 #: The grid on which the study chose the aggregation's settings.
 STUDY_GRID = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
@@ -66,6 +82,8 @@ class DFOPBankState(NamedTuple):
     member_counts: np.ndarray  # int64 (K, 4): each member's DFOP ``counts``
     weights: np.ndarray  # float64 (K,): the fixed-share weights v
     scale: np.ndarray  # float64 (3,): count, mean and variance of the targets (regression)
+    window: np.ndarray  # int64 (1,): the lattice index of member 0's factor
+    losses: np.ndarray  # float64 (K,): the members' slow losses (which move the window)
     counts: np.ndarray  # int64 (2,): samples learnt, skipped
 
 
@@ -79,6 +97,8 @@ class DFOPBankIntervalState(NamedTuple):
     member_counts: np.ndarray
     weights: np.ndarray
     scale: np.ndarray
+    window: np.ndarray
+    losses: np.ndarray
     counts: np.ndarray
     interval: np.ndarray  # float64 (6,)
 
@@ -97,33 +117,43 @@ class DFOPBankWork(NamedTuple):
 
 
 def _allocate_banks(
-    n_banks: int, n_features: int, grid: tuple[float, ...], p0: float, dtype: np.dtype,
-    keep_prior: bool, classify: bool, skip: bool, eta: float, share: float,
+    n_banks: int, n_features: int, lattice: tuple[float, ...], K: int, p0: float,
+    dtype: np.dtype, keep_prior: bool, classify: bool, skip: bool, eta: float, share: float,
 ) -> tuple[DFOPBankState, DFOPBankWork]:
     """n_banks banks' state and workspace, every field with a leading axis of n_banks.
 
     Two blocks (``_kernels/bank.py``): PW (n_banks, K, d + 1, d) and A
     (n_banks, bank_size), each row of A starting on a 64-byte boundary. A
-    DFOPBank is row 0 of one bank; a FleetBank's model k is row k.
+    DFOPBank is row 0 of one bank; a FleetBank's model k is row k. The
+    members start at the lattice's factors ``start_index(lattice, K)``, ...
     """
-    F, d, K = n_banks, n_features, len(grid)
+    F, d, n = n_banks, n_features, len(lattice)
     PW = aligned_zeros((F, K, d + 1, d), dtype)  # as DFOP's (dfop._allocate)
     PW[:, :, np.arange(d), np.arange(d)] = p0
-    size = python_function(bank_size)(K, d)
+    size = python_function(bank_size)(K, n, d)
     A = aligned_zeros((F, _padded(size)))[:, :size]
+    low = start_index(lattice, K)
+    periods = [refresh_period(d, mu) for mu in lattice]
     for row in A:
-        hyper, codes, _, _, v, _, B, _ = python_function(_bank_views)(row, K, d)
+        codes = python_function(_bank_views)(row, K, d)[1]
+        codes[LATTICE] = n  # first: the views after it depend on it
+        hyper, codes, _, _, v, _, B, _, window, grid, period, _ = (
+            python_function(_bank_views)(row, K, d))
         hyper[ETA], hyper[SHARE] = eta, share
         codes[CLASSIFY], codes[SKIP] = classify, skip
         v[:] = 1.0 / K
-        for member, mu in zip(B.reshape(K, -1), grid, strict=True):
+        window[0] = low
+        grid[:] = lattice
+        period[:] = periods
+        for k, member in enumerate(B.reshape(K, -1)):
             _, _, h, c = python_function(_packed_views)(member, d)
             # Members skip what their state cannot take; the bank has refused
             # every invalid sample before they see it (_kernels/bank.py).
+            mu = lattice[low + k]
             dfop_constants(mu, p0, refresh_period(d, mu), keep_prior, True, h, c)
     # Every field over all banks (and members): bank 0's (member 0's) own
     # views, stacked, so the layout is written once (_bank_views, _packed_views).
-    hyper, codes, counts, scale, v, q, B, chunk = (
+    hyper, codes, counts, scale, v, q, B, chunk, window, _, _, slow = (
         _stacked(A, view) for view in python_function(_bank_views)(A[0], K, d)
     )
     members = B.reshape(F, K, -1)  # [f, k]: bank f's member k's DFOP block (and padding)
@@ -137,11 +167,35 @@ def _allocate_banks(
         member_counts=L[..., COUNTS : COUNTS + 4].view(np.int64),
         weights=v,
         scale=scale,
+        window=window.view(np.int64),
+        losses=slow,
         counts=counts.view(np.int64),
     )
     work = DFOPBankWork(scratch, member_hyper, member_codes.view(np.int64), hyper,
                         codes.view(np.int64), q, chunk, A)
     return state, work
+
+
+def start_index(lattice: tuple[float, ...], K: int) -> int:
+    """The lattice index of member 0's factor at the start: the factor nearest
+    START_FORGETTING (0 when the K members take the whole lattice)."""
+    nearest = int(np.argmin([abs(mu - START_FORGETTING) for mu in lattice]))
+    return min(nearest, len(lattice) - K)
+
+
+def place_members(state: DFOPBankState, work: DFOPBankWork, lattice: tuple[float, ...],
+                  d: int) -> None:
+    """Set every member's factor and refresh period from the state's window (after a load:
+    the workspace holds the members' constants, the state where the window stands)."""
+    K = state.w.shape[-2]
+    lows = state.window.reshape(-1)
+    hyper = work.member_hyper.reshape(-1, K, work.member_hyper.shape[-1])
+    codes = work.member_codes.reshape(-1, K, work.member_codes.shape[-1])
+    for f, low in enumerate(lows):
+        for k in range(K):
+            mu = lattice[int(low) + k]
+            hyper[f, k, MU] = mu
+            codes[f, k, PERIOD] = refresh_period(d, mu)
 
 
 def _padded(size: int) -> int:
@@ -156,26 +210,37 @@ def _stacked(rows: np.ndarray, view: np.ndarray) -> np.ndarray:
     return rows[..., offset : offset + view.size]
 
 
-def bank_faults(s: DFOPBankState, grid: tuple[float, ...], d: int) -> list[tuple[str, str]]:
+def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int) -> list[tuple[str, str]]:
     """(field, reason) for every invariant one bank's state breaks (none: usable).
 
-    Every member's DFOP invariants (``DFOP._state_faults``); weights that are
-    a distribution; a target scale that is one.
+    A window within the lattice; every member's DFOP invariants
+    (``DFOP._state_faults``; a member that started as a copy of its
+    neighbour carries the neighbour's ``forgotten``, so the bound is the
+    lattice's largest period); weights that are a distribution; a target
+    scale that is one.
     """
     faults = []
+    K = s.w.shape[0]
+    faults += index_faults("window", int(s.window[0]), 0, len(lattice) - K,
+                           "the lattice index of member 0")
+    if faults:
+        return faults
     mc = s.member_counts
     if np.any(mc > np.iinfo(np.int64).max // 4) or np.any(mc[:, :3] < 0):
         faults.append(("member_counts", "holds a count that is negative or beyond 2^61"))
     if np.any(s.counts < 0):
         faults.append(("counts", f"holds a negative sample count {s.counts.tolist()}"))
-    for k, mu in enumerate(grid):
+    period = max(refresh_period(d, mu) for mu in lattice)
+    for k in range(K):
         faults += index_faults("member_counts", int(mc[k, 3]), 0, d - 1,
                                f"member {k}'s next refresh coordinate")
-        period = refresh_period(d, mu)
         if not 0.0 <= float(s.forgotten[k, 0]) <= period:
             faults.append(("forgotten", f"member {k} holds {float(s.forgotten[k, 0])!r}, "
                                         f"outside 0..{period}"))
         faults += symmetric_faults("P", s.P[k])
+    if not np.all((s.losses >= 0.0) & (s.losses <= LOSS_CAP)):
+        faults.append(("losses", f"hold values outside 0..{LOSS_CAP:g} (averages of capped "
+                                 "losses)"))
     v = s.weights
     if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
         faults.append(("weights", "are not positive weights of sum 1"))
@@ -194,13 +259,57 @@ def _check_auto(forgetting: Any, what: str) -> None:
         raise ValueError(f"a {what}'s forgetting must be 'auto', got {forgetting!r}")
 
 
-def _init_bank_parameters(model: Any, grid: Any, learning_rate: Any, share: Any) -> None:
-    """The bank's own parameters (DFOP's are set by ``init_dfop_parameters``)."""
+def _init_bank_parameters(model: Any, grid: Any, members: Any, learning_rate: Any,
+                          share: Any) -> None:
+    """The bank's own parameters (DFOP's are set by ``init_dfop_parameters``).
+
+    ``forgetting_grid=None`` is the default lattice with a window of
+    DEFAULT_MEMBERS; a grid given with ``members=None`` is a fixed bank of
+    one member per factor (the bank before the window, as its files say).
+    """
     model.forgetting = "auto"
-    model.forgetting_grid = _check_grid(grid)
+    lattice = DEFAULT_LATTICE if grid is None else _check_grid(grid)
+    model.forgetting_grid = None if grid is None else lattice
+    if members is None:
+        K = DEFAULT_MEMBERS if grid is None else len(lattice)
+    else:
+        K = check_int("members", members)
+        if K > len(lattice):
+            raise ValueError(f"members must be at most the {len(lattice)} factors of "
+                             f"forgetting_grid, got {members!r}")
+        if 1 == K < len(lattice):
+            raise ValueError("members must be at least 2 when the window moves (fewer "
+                             f"than the {len(lattice)} factors of forgetting_grid), got 1")
+    if K < len(lattice) and list(lattice) != sorted(lattice):
+        raise ValueError(f"forgetting_grid must be increasing for a window of {K} members "
+                         f"to slide on, got {list(lattice)}")
+    model.members = members
     model.learning_rate = check_float("learning_rate", learning_rate, 0.0, 1e6, low_open=True)
     model.share = check_float("share", share, 0.0, 1.0, high_open=True)
-    model._grid = np.array(model.forgetting_grid)
+    model._lattice = lattice
+    model._K = K
+    model._grid = np.array(lattice)
+
+
+def _file_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A file saved before the window had a fixed grid and no ``members``: that bank."""
+    if "members" not in params:
+        params = dict(params)
+        grid = params.get("forgetting_grid")
+        params["members"] = None if grid is None else len(grid)
+    return params
+
+
+def _with_window(arrays: dict[str, np.ndarray], K: int, lattice: tuple[float, ...],
+                 n_models: int | None) -> dict[str, np.ndarray]:
+    """A fixed bank's file saved before the window has no ``window`` nor ``losses``:
+    0 is where its members stand (every factor of the grid), and a fixed bank's
+    slow losses move nothing (0). Anything else is left to the checks."""
+    if "window" in arrays or "losses" in arrays or K != len(lattice):
+        return arrays
+    lead = () if n_models is None else (n_models,)
+    return {**arrays, "window": np.zeros((*lead, 1), dtype=np.int64),
+            "losses": np.zeros((*lead, K))}
 
 
 class BankModel:
@@ -218,21 +327,42 @@ class BankModel:
         as for every model, not the <= 64 bytes before each that align it)."""
         return int(self._PW.nbytes + self._B.nbytes)
 
+    _lattice: tuple[float, ...]
+    _K: int
+
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
         faults = OnlineModel._state_faults(self, state)  # type: ignore[arg-type]
-        return faults + bank_faults(state, self.forgetting_grid, self._dfop_dimension())  # type: ignore[arg-type]
+        return faults + bank_faults(state, self._lattice, self._dfop_dimension())  # type: ignore[arg-type, attr-defined]
+
+    @classmethod
+    def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return _file_params(params)
+
+    def _bank_work(self) -> DFOPBankWork:
+        return self._work  # type: ignore[attr-defined, no-any-return]
+
+    def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
+        arrays = _with_window(arrays, self._K, self._lattice, None)
+        super()._copy_state_in(arrays, source)  # type: ignore[misc]
+        place_members(self._state, self._bank_work(), self._lattice, self._dfop_dimension())  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------ attributes
     @property
+    def member_forgetting_(self) -> np.ndarray:
+        """The members' forgetting factors now, slowest first (the window on the lattice)."""
+        low = int(self._state.window[0])
+        return self._grid[low : low + self._K].copy()
+
+    @property
     def forgetting_weights_(self) -> np.ndarray:
-        """The members' weights u (sum 1), in the order of ``forgetting_grid``."""
+        """The members' weights u (sum 1), in the order of ``member_forgetting_``."""
         v = self._state.weights
         return v / v.sum()
 
     @property
     def forgetting_(self) -> float:
-        """The learnt drift rate: the weighted mean of the grid, sum_k u_k mu_k."""
-        return float(self.forgetting_weights_ @ self._grid)
+        """The learnt drift rate: the members' factors weighted, sum_k u_k mu_k."""
+        return float(self.forgetting_weights_ @ self.member_forgetting_)
 
     @property
     def member_coef_(self) -> np.ndarray:
@@ -272,11 +402,12 @@ class BankModel:
 
 
 class DFOPBank(BankIntervals, BankModel, DFOP):
-    r"""DFOP with a self-tuning forgetting factor: a bank of DFOPs over a grid of mu.
+    r"""DFOP with a self-tuning forgetting factor: a window of DFOPs sliding on a lattice of mu.
 
-    Built by ``DFOP(n_features, forgetting="auto")`` (or directly). K members,
-    one per forgetting factor of ``forgetting_grid``, each an exact
-    :class:`DFOP` learning every sample; the bank predicts
+    Built by ``DFOP(n_features, forgetting="auto")`` (or directly). K
+    members, each an exact :class:`DFOP` learning every sample, on K
+    adjacent factors mu_low, ..., mu_{low+K-1} of ``forgetting_grid`` (the
+    lattice); the bank predicts
 
     .. math::
 
@@ -287,8 +418,13 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     q_k the member's prediction (clipped to [-1, 1] for classification) and
     l_k its squared error, divided by the targets' running variance for
     regression (fixed share, ``_kernels/bank.py``). The weights follow the
-    member that predicts best *now*, so the bank forgets fast while the
-    world drifts fast and slowly while it is still.
+    member that predicts best *now*. Every 32 samples, when the fastest
+    (slowest) member has strictly the smallest loss averaged over about
+    500 samples, L_k <- L_k + (l_k - L_k) / 500, the window moves one factor
+    up (down) the lattice: the member at the other end is dropped and the
+    new one starts as a copy of its neighbour with the next factor. So the
+    bank forgets fast while the world drifts fast and slowly while it is
+    still, with no upper end chosen in advance.
 
     Parameters
     ----------
@@ -296,10 +432,16 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         As for :class:`DFOP`; every member has them.
     forgetting : "auto"
         The only value (the bank chooses mu).
-    forgetting_grid : sequence of float, default ``DEFAULT_GRID``
-        The members' forgetting factors, each in [0, 1), distinct, 1 to 64
-        of them. One member is plain DFOP (its state and predictions bit for
-        bit).
+    forgetting_grid : sequence of float, optional
+        The lattice of factors, each in [0, 1), distinct, increasing for a
+        moving window, 1 to 64 of them. Default (None): ``DEFAULT_LATTICE``
+        (0, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 0.9,
+        0.97, 0.99).
+    members : int, optional
+        K, the window's size. Default: 4 on the default lattice; with a
+        ``forgetting_grid`` given, one member per factor (a fixed bank, as
+        before the window). A one-member bank is plain DFOP (its state and
+        predictions bit for bit).
     learning_rate : float, default 2.0
         eta of the exponential weights (on losses of order 1: the squared
         error of +-1 labels, or divided by the targets' variance).
@@ -313,9 +455,11 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     Attributes
     ----------
     forgetting_ : float
-        The drift rate learnt: sum_k u_k mu_k.
+        The drift rate learnt: sum_k u_k mu_k over the members.
+    member_forgetting_ : ndarray of shape (K,)
+        The members' factors now (where the window stands), slowest first.
     forgetting_weights_ : ndarray of shape (K,)
-        The members' weights u (sum 1), in the order of ``forgetting_grid``.
+        The members' weights u (sum 1), in the same order.
     coef_ : ndarray of shape (n_features,)
         sum_k u_k w_k (for regression, the bank's linear predictor).
     member_coef_ : ndarray of shape (K, n_features)
@@ -324,9 +468,11 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     Notes
     -----
     Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3s + 10)
-    float64 with s = d rounded up to 8, each member's rounded up to 8), plus
-    2K + 9 float64 and the predictions of a chunk of 32 rows per member:
-    ``nbytes()``. d = 10, K = 6: 10.1 KB in float64 (1.3 KB for one DFOP).
+    float64 with s = d rounded up to 8, each member's rounded up to 8),
+    plus 11 + 3K float64 of the aggregate and the window, two per factor of
+    the lattice and the predictions of a chunk of 32 rows per member:
+    ``nbytes()``. d = 10, K = 4, the default lattice: 7,000 bytes in
+    float64 (1.3 KB for one DFOP).
 
     A sample is invalid for the bank (raise or skip, as ``on_invalid``
     says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid
@@ -337,13 +483,13 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     --------
     >>> import numpy as np
     >>> from edgereg import DFOP
-    >>> from edgereg.streams import drift_regimes
-    >>> X, y, _, _ = drift_regimes(n_samples=6000, seed=0)
-    >>> model = DFOP(X.shape[1], forgetting="auto")
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.cumsum(rng.normal(size=3000)) + 0.3 * rng.normal(size=3000)  # a fast level
+    >>> model = DFOP(1, forgetting="auto")
     >>> type(model).__name__
     'DFOPBank'
-    >>> _ = model.learn_many(X, y)
-    >>> 0.0 <= model.forgetting_ < 0.1
+    >>> _ = model.learn_many(np.ones((3000, 1)), y)
+    >>> model.forgetting_ > 0.5
     True
     """
 
@@ -357,7 +503,8 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
-        forgetting_grid: Any = DEFAULT_GRID,
+        forgetting_grid: Any = None,
+        members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
         coverage: float | None = None,
@@ -365,13 +512,13 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         _check_auto(forgetting, "DFOPBank")
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
-        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
         init_interval(self, coverage)
         self.reset()
 
     def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
         state, work = _allocate_banks(
-            1, self.n_features, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
+            1, self.n_features, self._lattice, self._K, self.p0, self.dtype, self.keep_prior,
             self._classify, self._skip, self.learning_rate, self.share,
         )
         return self._with_interval(DFOPBankState(*(f[0] for f in state)),
@@ -481,7 +628,8 @@ class FleetBank(Fleet):
         keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
-        forgetting_grid: Any = DEFAULT_GRID,
+        forgetting_grid: Any = None,
+        members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
     ) -> None:
@@ -492,12 +640,26 @@ class FleetBank(Fleet):
         self.on_invalid = check_on_invalid(on_invalid)
         self._skip = self.on_invalid == "skip"
         init_dfop_parameters(self, self.n_features, 0.0, task, p0, keep_prior)
-        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
         self.reset()
+
+    @classmethod
+    def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return _file_params(params)
+
+    def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
+        arrays = _with_window(arrays, self._K, self._lattice, self.n_models)
+        super()._copy_state_in(arrays, source)
+        place_members(self._state, self._work, self._lattice, self.n_features)
+
+    def set_model(self, k: int, model: DFOP) -> None:
+        """Copy a DFOPBank's state (its window too) into slot k (``Fleet.set_model``)."""
+        super().set_model(k, model)
+        place_members(self._state, self._work, self._lattice, self.n_features)
 
     def _allocate(self) -> tuple[DFOPBankState, FleetBankWork]:  # type: ignore[override]
         state, work = _allocate_banks(
-            self.n_models, self.n_features, self.forgetting_grid, self.p0, self.dtype,
+            self.n_models, self.n_features, self._lattice, self._K, self.p0, self.dtype,
             self.keep_prior, self._classify, self._skip, self.learning_rate, self.share,
         )
         return state, FleetBankWork(*work, status=np.zeros(self.n_models, dtype=np.int64))
@@ -521,7 +683,7 @@ class FleetBank(Fleet):
         faults = OnlineModel._state_faults(self, state)
         for k in range(self.n_models):
             one = DFOPBankState(*(field[k] for field in state))
-            for field, reason in bank_faults(one, self.forgetting_grid, self.n_features):
+            for field, reason in bank_faults(one, self._lattice, self.n_features):
                 faults.append((field, f"of model {k}: {reason}"))
         return faults
 
@@ -540,6 +702,11 @@ class FleetBank(Fleet):
 
     # ------------------------------------------------------------- attributes
     @property
+    def member_forgetting_(self) -> np.ndarray:
+        """Each model's members' factors now, shape (n_models, K) (its window)."""
+        return self._grid[self._state.window + np.arange(self._K)]
+
+    @property
     def forgetting_weights_(self) -> np.ndarray:
         """Each model's members' weights (sum 1), shape (n_models, K)."""
         v = self._state.weights
@@ -548,7 +715,7 @@ class FleetBank(Fleet):
     @property
     def forgetting_(self) -> np.ndarray:
         """Each model's learnt drift rate, shape (n_models,)."""
-        return self.forgetting_weights_ @ self._grid
+        return np.einsum("fk,fk->f", self.forgetting_weights_, self.member_forgetting_)
 
     @property
     def member_coef_(self) -> np.ndarray:

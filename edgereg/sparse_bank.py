@@ -27,7 +27,6 @@ from ._kernels.sparse import (
 )
 from ._validate import as_scalar, label_sign
 from .bank import (
-    DEFAULT_GRID,
     BankModel,
     DFOPBankWork,
     _allocate_banks,
@@ -48,6 +47,8 @@ class SparseDFOPBankState(NamedTuple):
     member_counts: np.ndarray  # int64 (K, 4)
     weights: np.ndarray  # float64 (K,): the fixed-share weights
     scale: np.ndarray  # float64 (3,): the targets' count, mean, variance
+    window: np.ndarray  # int64 (1,): the lattice index of member 0's factor
+    losses: np.ndarray  # float64 (K,): the members' slow losses
     M_T: np.ndarray  # (D, d) for "gaussian", else (0, d) (SparseDFOP's)
     counts: np.ndarray  # int64 (2,): samples learnt, skipped
 
@@ -95,12 +96,13 @@ class SparseDFOPBank(BankModel, SparseDFOP):
         keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
-        forgetting_grid: Any = DEFAULT_GRID,
+        forgetting_grid: Any = None,
+        members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
     ) -> None:
         _check_auto(forgetting, "SparseDFOPBank")
-        _init_bank_parameters(self, forgetting_grid, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
         super().__init__(
             n_features, n_components, 0.0, task=task, projection=projection, seed=seed,
             p0=p0, keep_prior=keep_prior, dtype=dtype, on_invalid=on_invalid,
@@ -110,7 +112,7 @@ class SparseDFOPBank(BankModel, SparseDFOP):
     def _allocate(self) -> tuple[SparseDFOPBankState, SparseDFOPBankWork]:  # type: ignore[override]
         d = self.n_components
         state, work = _allocate_banks(
-            1, d, self.forgetting_grid, self.p0, self.dtype, self.keep_prior,
+            1, d, self._lattice, self._K, self.p0, self.dtype, self.keep_prior,
             self._classify, self._skip, self.learning_rate, self.share,
         )
         M_T, psi, col, psi_block, hbuf = self._projection_arrays()
@@ -119,6 +121,9 @@ class SparseDFOPBank(BankModel, SparseDFOP):
             SparseDFOPBankState(**bank, M_T=M_T),
             SparseDFOPBankWork(DFOPBankWork(*(f[0] for f in work)), psi, col, psi_block, hbuf),
         )
+
+    def _bank_work(self) -> DFOPBankWork:
+        return self._work.bank  # type: ignore[no-any-return]
 
     def nbytes(self) -> int:
         """The bank's two blocks, M_T and the projection's scratch."""

@@ -14,20 +14,43 @@ import pytest
 
 import edgereg
 from edgereg import DFOP, DFOPBank, FleetBank, StateFileError
-from edgereg.bank import DEFAULT_GRID, STUDY_GRID
+from edgereg.bank import DEFAULT_GRID, DEFAULT_LATTICE, DEFAULT_MEMBERS, STUDY_GRID
 from edgereg.streams import drift_regimes
 
 
 class ReferenceBank:
-    """Fixed share over plain DFOP members, as the equations say (slow, obvious)."""
+    """Fixed share over plain DFOP members, as the equations say (slow, obvious).
 
-    def __init__(self, d, grid, task, dtype, eta=2.0, share=1e-3, keep_prior=True):
-        self.members = [DFOP(d, mu, task="regression", dtype=dtype, keep_prior=keep_prior,
-                             on_invalid="skip") for mu in grid]
+    With ``members`` < len(grid), the members are a window of ``members``
+    adjacent factors of the lattice ``grid``: every 32 learnt samples, when
+    the fastest (slowest) member's slow loss is strictly the smallest and
+    the lattice goes on, the window moves one factor that way, the new edge
+    member a copy of the old one with the next factor, taking the dropped
+    member's weight (docs/design/auto-forgetting.md).
+    """
+
+    def __init__(self, d, grid, task, dtype, eta=2.0, share=1e-3, keep_prior=True,
+                 members=None, low=0):
+        self.grid, self.d, self.dtype, self.keep_prior = grid, d, dtype, keep_prior
+        K = len(grid) if members is None else members
+        self.low = low
+        self.members = [self._member(grid[low + k]) for k in range(K)]
         self.classify = task == "classification"
-        self.v = np.full(len(grid), 1.0 / len(grid))
+        self.v = np.full(K, 1.0 / K)
+        self.slow = np.zeros(K)
         self.eta, self.share = eta, share
         self.n, self.mean, self.var = 0, 0.0, 0.0
+        self.learnt = 0
+
+    def _member(self, mu):
+        return DFOP(self.d, mu, task="regression", dtype=self.dtype, keep_prior=self.keep_prior,
+                    on_invalid="skip")
+
+    def _copy(self, source, mu):
+        new = self._member(mu)
+        for target, value in zip(new._state, source._state, strict=True):
+            np.copyto(target, value)  # P, w and every counter, as the kernel copies them
+        return new
 
     def learn_one(self, x, y):
         q = np.array([m.learn_one(x, y) for m in self.members])
@@ -35,17 +58,41 @@ class ReferenceBank:
             q = np.clip(q, -1.0, 1.0)
         yhat = float(self.v @ q)
         s = 1.0 if self.classify or self.var <= 0 else self.var
-        loss = np.minimum((q - y) ** 2 / s, 1e5)
+        loss = np.minimum((q - y) ** 2 * (1.0 / s), 1e5)
         v = self.v * np.exp(-self.eta * (loss - loss.min()))
         u = v / v.sum()
         self.v = (1 - self.share) * u + self.share / len(u)
+        # the slow losses: the error rate for labels, the losses for regression
+        slow_loss = np.where((q >= 0) == (y > 0), 0.0, 1.0) if self.classify else loss
+        self.slow = self.slow + (1.0 / 500.0) * (slow_loss - self.slow)
         if not self.classify:
             self.n += 1
             rate = 1.0 / min(self.n, 2000)
             delta = y - self.mean
             self.mean += rate * delta
             self.var = (1 - rate) * (self.var + rate * delta * delta)
+        self.learnt += 1
+        if self.learnt % 32 == 0:
+            self._move()
         return yhat
+
+    def _move(self):
+        K = len(self.members)
+        if K >= len(self.grid):
+            return
+        slow = self.slow
+        if slow[-1] < slow[:-1].min() and self.low + K < len(self.grid):
+            new = self._copy(self.members[-1], self.grid[self.low + K])
+            self.members = [*self.members[1:], new]
+            self.v = np.append(self.v[1:], self.v[0])
+            self.slow = np.append(slow[1:], slow[-1])
+            self.low += 1
+        elif slow[0] < slow[1:].min() and self.low > 0:
+            new = self._copy(self.members[0], self.grid[self.low - 1])
+            self.members = [new, *self.members[:-1]]
+            self.v = np.append(self.v[-1], self.v[:-1])
+            self.slow = np.append(slow[0], slow[:-1])
+            self.low -= 1
 
 
 def _stream(task, n=600, d=4, seed=0):
@@ -79,6 +126,76 @@ def test_bank_matches_the_reference_at_every_step(task, dtype):
     assert bank.forgetting_ == pytest.approx(float(ref.v @ np.array(grid)), rel=1e-10)
     if task == "regression":
         assert bank.state.scale[2] == pytest.approx(ref.var, rel=1e-12)
+
+
+def _drifting(task, n=3000, d=3, seed=0):
+    """Still for n / 3 samples, then coefficients that drift fast: the window has to move."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    steps = np.where(np.arange(n)[:, None] < n // 3, 0.0, 0.3) * rng.normal(size=(n, d))
+    W = rng.normal(size=d) + np.cumsum(steps, axis=0)
+    score = np.einsum("nd,nd->n", X, W) + 0.3 * rng.normal(size=n)
+    y = np.where(score >= 0, 1.0, -1.0) if task == "classification" else score
+    return X, y
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_moving_window_matches_the_reference_at_every_step(task, dtype):
+    """The default bank (a window of 4 on the lattice): moves down while still, then up."""
+    X, y = _drifting(task)
+    bank = DFOP(3, "auto", task=task, dtype=dtype)
+    low = int(bank.state.window[0])
+    assert low == DEFAULT_LATTICE.index(1e-3)
+    ref = ReferenceBank(3, DEFAULT_LATTICE, task, dtype, members=DEFAULT_MEMBERS, low=low)
+    lows = set()
+    for t in range(len(y)):
+        ref_score = ref.learn_one(X[t], y[t])
+        ours = bank.learn_one(X[t], y[t])
+        if task == "classification":
+            assert ours == (1.0 if ref_score >= 0 else -1.0)
+        else:
+            assert ours == pytest.approx(ref_score, rel=1e-12, abs=1e-12)
+        assert int(bank.state.window[0]) == ref.low, t
+        lows.add(ref.low)
+        np.testing.assert_allclose(bank.forgetting_weights_, ref.v, rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(bank.state.losses, ref.slow, rtol=1e-10, atol=1e-15)
+        for k, member in enumerate(ref.members):  # the members bit for bit
+            assert np.array_equal(bank.state.w[k], member.state.w)
+            assert np.array_equal(bank.state.P[k], member.state.P)
+            assert np.array_equal(bank.state.member_counts[k], member.state.counts)
+            assert bank.state.forgotten[k, 0] == member.state.forgotten[0]
+    assert max(lows) > low  # up with the drift
+    if task == "regression":  # and down while still (labels: the members' error rates tie)
+        assert min(lows) < low
+    assert np.array_equal(bank.member_forgetting_,
+                          DEFAULT_LATTICE[ref.low : ref.low + DEFAULT_MEMBERS])
+    # learn_many in blocks that cut the chunks anywhere: the same bits
+    again = DFOP(3, "auto", task=task, dtype=dtype)
+    cuts = (0, 5, 37, 38, 100, 1001, len(y))
+    out = np.concatenate([again.learn_many(X[a:b], y[a:b])
+                          for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+    one = DFOP(3, "auto", task=task, dtype=dtype)
+    assert np.array_equal(out, np.array([one.learn_one(X[t], y[t]) for t in range(len(y))]))
+    for fa, fb in zip(again.state, one.state, strict=True):
+        assert np.array_equal(fa, fb)
+    assert np.array_equal(again.state.window, bank.state.window)
+
+
+@pytest.mark.parametrize("step", [0.0, 0.05, 3.0])
+def test_the_window_finds_the_rate_of_a_level(step):
+    """A level (d = 1) still, drifting slowly, drifting fast (best fixed mu 0, ~0.1, ~0.9):
+    auto's MSE within 5% of the best fixed factor of the lattice in hindsight."""
+    rng = np.random.default_rng(11)
+    n = 20_000  # the window needs 8 moves of 32 samples from its start to 0.75
+    y = 1.0 + step * np.cumsum(rng.normal(size=n)) + 0.5 * rng.normal(size=n)
+    X = np.ones((n, 1))
+    fixed = [np.mean((DFOP(1, mu).learn_many(X, y) - y) ** 2) for mu in DEFAULT_LATTICE]
+    auto = DFOP(1, "auto")
+    mse = np.mean((auto.learn_many(X, y) - y) ** 2)
+    assert mse <= 1.05 * min(fixed), (mse, min(fixed), DEFAULT_LATTICE[int(np.argmin(fixed))])
+    best = DEFAULT_LATTICE[int(np.argmin(fixed))]
+    assert auto.member_forgetting_[0] <= best <= auto.member_forgetting_[-1]
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])
@@ -149,15 +266,17 @@ def test_auto_is_a_bank_everywhere_a_dfop_is_built():
 
 def test_memory_is_stated_and_fixed():
     model = DFOP(10, "auto")
-    K, d = len(DEFAULT_GRID), 10
+    K, d, n = DEFAULT_MEMBERS, 10, len(DEFAULT_LATTICE)
     s = -(-d // 8) * 8  # DFOP's scratch stride (dfop.scratch_stride)
     stride = -(-(3 * s + 10) // 8) * 8  # a member's DFOP block, padded to 64 bytes
-    expected = 8 * K * (d + 1) * d + 8 * (9 + 2 * K + K * stride + K * 32)
-    assert model.nbytes() == expected == 10_056
+    expected = 8 * K * (d + 1) * d + 8 * (11 + 3 * K + 2 * n + K * stride + K * 32)
+    assert model.nbytes() == expected == 7_000
     X, y = _stream("regression", n=2000, d=10)
     model.learn_many(X, y)
     assert model.nbytes() == expected
     assert DFOP(10, "auto", dtype="float32").nbytes() == expected - 4 * K * (d + 1) * d
+    fixed = DFOP(10, "auto", forgetting_grid=DEFAULT_GRID)  # the bank before the window
+    assert fixed.nbytes() == 8 * 6 * 110 + 8 * (11 + 3 * 6 + 2 * 6 + 6 * stride + 6 * 32)
 
 
 def test_bad_parameters_are_explained():
@@ -175,6 +294,12 @@ def test_bad_parameters_are_explained():
         DFOP(3, "auto", share=1.0)
     with pytest.raises(ValueError, match="learning_rate"):
         DFOP(3, "auto", learning_rate=0.0)
+    with pytest.raises(ValueError, match="at most the 3 factors"):
+        DFOP(3, "auto", forgetting_grid=(0.0, 0.1, 0.5), members=4)
+    with pytest.raises(ValueError, match="at least 2"):
+        DFOP(3, "auto", members=1)
+    with pytest.raises(ValueError, match="increasing"):
+        DFOP(3, "auto", forgetting_grid=(0.0, 0.5, 0.1), members=2)
     with pytest.raises(TypeError):
         DFOP(3, 0.1, forgetting_grid=(0.1,))  # a grid only with "auto"
     with pytest.raises(ValueError, match="takes no forgetting schedule"):
@@ -220,6 +345,58 @@ def test_a_state_file_with_broken_weights_is_refused(tmp_path):
         np.savez(tmp_path / "bad.npz", **bad)
         with pytest.raises(StateFileError, match=match):
             edgereg.load(tmp_path / "bad.npz")
+
+
+def test_a_file_saved_before_the_window_loads_as_the_fixed_bank_it_was(tmp_path):
+    """Files of the fixed 6-member bank (no ``members``, no window, no slow losses) load and
+    resume as that bank; a moving bank's file without its window is refused."""
+    import json
+
+    X, y = _stream("regression", n=300)
+    fixed = DFOP(4, "auto", forgetting_grid=DEFAULT_GRID)
+    assert len(fixed.member_forgetting_) == 6
+    fixed.learn_many(X[:200], y[:200])
+    path, old = tmp_path / "new.npz", tmp_path / "old.npz"
+    fixed.save(path)
+    with np.load(path) as npz:
+        arrays = dict(npz)
+    params = json.loads(str(arrays["params"]))
+    del params["members"]
+    arrays["params"] = np.array(json.dumps(params))
+    del arrays["state.window"], arrays["state.losses"]
+    np.savez(old, **arrays)
+    again = edgereg.load(old)
+    assert type(again) is DFOPBank and np.array_equal(again.member_forgetting_, DEFAULT_GRID)
+    assert np.array_equal(again.learn_many(X[200:], y[200:]), fixed.learn_many(X[200:], y[200:]))
+    moving = DFOP(4, "auto")
+    moving.learn_many(X, y)
+    moving.save(path)
+    with np.load(path) as npz:
+        arrays = {k: v for k, v in npz.items() if k != "state.window"}
+    np.savez(old, **arrays)
+    with pytest.raises(StateFileError, match="'window' is missing"):
+        edgereg.load(old)
+    for value, match in ((99, "window"), (-1, "window")):
+        arrays["state.window"] = np.array([value])
+        np.savez(old, **arrays)
+        with pytest.raises(StateFileError, match=match):
+            edgereg.load(old)
+    arrays["state.window"] = np.array([3])
+    arrays["state.losses"] = np.array([0.1, -1.0, 0.2, 0.3])
+    np.savez(old, **arrays)
+    with pytest.raises(StateFileError, match="losses"):
+        edgereg.load(old)
+
+
+def test_a_loaded_moving_bank_resumes_with_its_window(tmp_path):
+    X, y = _drifting("regression", n=2000)
+    bank = DFOP(3, "auto")
+    bank.learn_many(X[:1500], y[:1500])
+    assert int(bank.state.window[0]) != DEFAULT_LATTICE.index(1e-3)  # it has moved
+    bank.save(tmp_path / "b.npz")
+    again = edgereg.load(tmp_path / "b.npz")
+    assert np.array_equal(again.member_forgetting_, bank.member_forgetting_)
+    assert np.array_equal(again.learn_many(X[1500:], y[1500:]), bank.learn_many(X[1500:], y[1500:]))
 
 
 def test_the_adapters_take_auto():

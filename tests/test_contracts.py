@@ -297,11 +297,12 @@ def test_float32_tracks_float64(case):
     pb = learn_many(b, X, Y)
     # The learnt arrays are float32; DFOP's accumulator of forgotten mass (one
     # number, one per member of a Fleet or a DFOPBank) and a DFOPBank's
-    # aggregation (K weights, 3 target statistics) and a SelectiveSampler's
+    # aggregation (K weights, K slow losses, 3 target statistics) and a SelectiveSampler's
     # switch test and a DriftAlarm's test (statistical tests: their sums of
     # log-ratios) and a prediction interval's bookkeeping (noise level,
     # quantile, counts) stay float64.
-    float64_fields = ("forgotten", "weights", "scale", "switch_test", "drift", "interval")
+    float64_fields = ("forgotten", "weights", "losses", "scale", "switch_test", "drift",
+                      "interval")
     arrays = [v for k, v in a.state._asdict().items()
               if v.dtype.kind == "f" and v.size > 1 and k not in float64_fields]
     assert arrays and all(v.dtype == np.float32 for v in arrays)

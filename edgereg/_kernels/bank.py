@@ -1,9 +1,12 @@
 """The self-tuning bank's kernels: K DFOP members, one per forgetting factor, and their aggregate.
 
 docs/algorithms/dfop.md, docs/design/auto-forgetting.md. Every member is an exact DFOP
-(``_kernels/dfop.py``) with its own mu from a log grid and learns every
-sample; the bank predicts with the members' predictions weighted by fixed
-share (Herbster & Warmuth 1998), which tracks the best member *over time*::
+(``_kernels/dfop.py``) with its own mu and learns every sample; the K
+members stand on K adjacent factors low, ..., low + K - 1 of a lattice
+(``window``, ``lattice``: by default 0 .. 0.99), a window that ``_move``
+slides towards the member of least slow loss every CHUNK learnt samples.
+The bank predicts with the members' predictions weighted by fixed share
+(Herbster & Warmuth 1998), which tracks the best member *over time*::
 
     q_k  = member k's prediction w_k^T x (classification: clipped to [-1, 1])
     yhat = sum_k v_k q_k                      (the weights v sum to 1)
@@ -17,7 +20,9 @@ so a member can take over within about log(K / alpha) / eta rounds of
 clearly smaller loss. The members do not depend on the weights: a block is
 learnt member by member (each with DFOP's fused block kernel, over chunks
 of CHUNK rows whose predictions the block A keeps) and then aggregated row
-by row, which is bit for bit what learn_one does sample by sample.
+by row, which is bit for bit what learn_one does sample by sample (the
+chunks end where the learnt count is a multiple of CHUNK: the window moves
+at the same samples in both).
 
 Blocks (docs/design/calling_convention.md):
 
@@ -25,9 +30,11 @@ Blocks (docs/design/calling_convention.md):
 * ``A`` float64, one block: member k's DFOP block B (``dfop.packed_size(d)``
   each, every ``member_stride(d)`` floats: scratch, learnt L, hyper, codes),
   the chunk of predictions (K * CHUNK, scratch), the bank's hyper-parameters
-  and codes, its counters (learnt, skipped), the target scale (n, mean,
-  variance), the weights v (K), and the members' predictions q (K,
-  scratch). ``_bank_views`` is the one layout.
+  and codes (codes[LATTICE]: the lattice's length), its counters (learnt,
+  skipped), the target scale (n, mean, variance), the weights v (K), the
+  members' predictions q (K, scratch), the window (low), the lattice's
+  factors and refresh periods, and the members' slow losses (K).
+  ``_bank_views`` is the one layout.
 
 A sample is valid for the bank when every x_j and y is finite and at most
 LIMIT in magnitude; an invalid one reaches no member. Beyond LIMIT, DFOP's
@@ -45,7 +52,7 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
-from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _packed_views, packed_size
+from .dfop import MU, PERIOD, _dfop_learn_many, _dfop_learn_one, _packed_views, packed_size
 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
 #: CHUNK predictions; 32 rows make the call's cost negligible).
@@ -60,12 +67,14 @@ LOSS_CAP = 1e5
 SCALE_MEMORY = 2000
 
 # The block A: the members' DFOP blocks, the chunk of predictions, then the
-# bank's hyper (float), codes (int64 bits), learnt fields and scratch.
+# bank's hyper (float), codes (int64 bits), learnt fields, scratch and lattice.
 ETA, SHARE = 0, 1
 N_HYPER = 2
-CLASSIFY, SKIP = 0, 1
-N_CODES = 2
-HEAD = N_HYPER + N_CODES + 2 + 3  # hyper, codes, counts, scale
+CLASSIFY, SKIP, LATTICE = 0, 1, 2
+N_CODES = 3
+HEAD = N_HYPER + N_CODES + 2 + 3 + 1  # hyper, codes, counts, scale, window
+#: The members' slow losses, which move the window, forget at this rate a sample.
+SLOW_RATE = 1.0 / 500.0
 
 
 @inline_kernel
@@ -77,14 +86,16 @@ def member_stride(d):
 
 
 @inline_kernel
-def bank_size(K, d):
-    """Length of the block A of a bank of K members of dimension d."""
-    return K * member_stride(d) + K * CHUNK + HEAD + 2 * K
+def bank_size(K, n_lattice, d):
+    """Length of the block A of a bank of K members of dimension d on a lattice
+    of ``n_lattice`` forgetting factors."""
+    return K * member_stride(d) + K * CHUNK + HEAD + 3 * K + 2 * n_lattice
 
 
 @inline_kernel
 def _bank_views(A, K, d):
-    """hyper, codes, counts, scale, v, q, B (member blocks), chunk: A's one layout."""
+    """hyper, codes, counts, scale, v, q, B (member blocks), chunk, window,
+    lattice, periods, slow: A's one layout (the lattice's length is codes[LATTICE])."""
     g = K * member_stride(d)
     h = g + K * CHUNK
     a = h + N_HYPER
@@ -92,10 +103,17 @@ def _bank_views(A, K, d):
     c = b + 2
     e = c + 3
     f = e + K
+    o = f + K
     hyper = A[h:a]
     codes = A[a:b].view(np.int64)
     counts = A[b:c].view(np.int64)
-    return hyper, codes, counts, A[c:e], A[e:f], A[f : f + K], A[:g], A[g:h]
+    window = A[o : o + 1].view(np.int64)
+    n = codes[LATTICE]
+    lattice = A[o + 1 : o + 1 + n]
+    periods = A[o + 1 + n : o + 1 + 2 * n].view(np.int64)
+    r = o + 1 + 2 * n
+    return (hyper, codes, counts, A[c:e], A[e:f], A[f:o], A[:g], A[g:h], window, lattice,
+            periods, A[r : r + K])
 
 
 @inline_kernel
@@ -156,6 +174,11 @@ def _observe_target(scale, y):
 def _reweigh(q, y, v, eta, share, s):
     """Exponential weights on the losses of q against y, then fixed share.
 
+    The loss is the squared error, over s for regression (for labels, of the
+    clipped score: half the absolute error, which follows accuracy more
+    closely, lost up to 1.1 points on the paper's streams,
+    docs/design/auto-forgetting.md).
+
     The share is written u_k + alpha (1 / K - u_k), u = v / sum(v): the same
     value as (1 - alpha) u_k + alpha / K, and for one member exactly 1 at
     every step (so that its prediction is the member's, bit for bit).
@@ -181,26 +204,102 @@ def _reweigh(q, y, v, eta, share, s):
 
 
 @inline_kernel
-def _aggregate(q, y, hyper, codes, scale, v):
-    """The bank's round: yhat from the members' predictions q, then learn y."""
+def _aggregate(q, y, hyper, codes, scale, v, slow):
+    """The bank's round: yhat from the members' predictions q, then learn y
+    (the weights, the targets' scale, the members' slow losses)."""
     classify = codes[CLASSIFY] != 0
     yhat = _combine(q, v)
+    if classify:  # the slow loss is the error rate: what the window must lower
+        for k in range(v.shape[0]):
+            wrong = 0.0 if (q[k] >= 0.0) == (y > 0.0) else 1.0
+            slow[k] += SLOW_RATE * (wrong - slow[k])
     _reweigh(q, y, v, hyper[ETA], hyper[SHARE], _target_scale(scale, classify))
     if not classify:
+        for k in range(v.shape[0]):  # q holds the losses now
+            slow[k] += SLOW_RATE * (q[k] - slow[k])
         _observe_target(scale, y)
     return yhat
 
 
+@inline_kernel
+def _copy_member(PW, B, slow, src, dst, d):
+    """Member ``dst`` becomes member ``src`` bit for bit (P, w, its DFOP block, its slow loss)."""
+    stride = member_stride(d)
+    for i in range(d + 1):
+        for j in range(d):
+            PW[dst, i, j] = PW[src, i, j]
+    for i in range(stride):
+        B[dst * stride + i] = B[src * stride + i]
+    slow[dst] = slow[src]
+
+
+@inline_kernel
+def _move(PW, B, v, slow, window, lattice, periods, d):
+    """Slide the window of members one lattice step towards the leader, if it leads at an edge.
+
+    The members are always the lattice's factors low, ..., low + K - 1 in
+    order (low = ``window[0]``). The leader is the member of the smallest
+    slow loss (the losses averaged over about 1 / SLOW_RATE samples: the
+    drift *rate* is what the window follows; the weights follow the
+    switches between the members). When the fastest (slowest) member
+    leads strictly and the lattice goes on beyond it, the slowest (fastest)
+    member is dropped, the others move one place, and the new edge member
+    starts as a copy of the old edge member (its P, w, counters, slow
+    loss) with the next factor of the lattice and its refresh period; it
+    takes the dropped member's weight, so the weights still sum to 1.
+    Called every CHUNK learnt samples, after the aggregate, by learn_one and
+    learn_many alike.
+    """
+    K = v.shape[0]
+    n = lattice.shape[0]
+    low = window[0]
+    if K >= n or K < 2:
+        return
+    top = slow[K - 1]
+    bottom = slow[0]
+    others_top = bottom
+    others_bottom = top
+    for k in range(1, K - 1):
+        others_top = min(others_top, slow[k])
+        others_bottom = min(others_bottom, slow[k])
+    if top < others_top and low + K < n:
+        dropped = v[0]
+        for k in range(K - 1):
+            _copy_member(PW, B, slow, k + 1, k, d)
+            v[k] = v[k + 1]
+        _copy_member(PW, B, slow, K - 2, K - 1, d)
+        v[K - 1] = dropped
+        low += 1
+        new = K - 1
+    elif bottom < others_bottom and low > 0:
+        dropped = v[K - 1]
+        for k in range(K - 1, 0, -1):
+            _copy_member(PW, B, slow, k - 1, k, d)
+            v[k] = v[k - 1]
+        _copy_member(PW, B, slow, 1, 0, d)
+        v[0] = dropped
+        low -= 1
+        new = 0
+    else:
+        return
+    window[0] = low
+    _, _, h, c = _packed_views(_member_block(B, new, d), d)
+    h[MU] = lattice[low + new]
+    c[PERIOD] = periods[low + new]
+
+
 @kernel
 def _bank_learn_one(x, y, PW, A):
-    """Every member learns (x, y) (``dfop._dfop_learn_one``), then the aggregate.
+    """Every member learns (x, y) (``dfop._dfop_learn_one``), then the aggregate,
+    then, every CHUNK learnt samples, the window's move (``_move``).
 
     Returns the bank's prequential prediction; NaN for an invalid sample
     (nothing written but the skipped count, when skipping).
     """
     K = PW.shape[0]
     d = x.shape[0]
-    hyper, codes, counts, scale, v, q, B, _ = _bank_views(A, K, d)
+    hyper, codes, counts, scale, v, q, B, _, window, lattice, periods, slow = _bank_views(
+        A, K, d)
     if not _valid(x, y):
         if codes[SKIP] != 0:
             counts[1] += 1
@@ -211,25 +310,31 @@ def _bank_learn_one(x, y, PW, A):
         p, _ = _dfop_learn_one(x, y, PW[k], L, work, h, c)
         q[k] = _member_prediction(p, classify)
     counts[0] += 1
-    return _aggregate(q, y, hyper, codes, scale, v)
+    yhat = _aggregate(q, y, hyper, codes, scale, v, slow)
+    if counts[0] % CHUNK == 0:
+        _move(PW, B, v, slow, window, lattice, periods, d)
+    return yhat
 
 
 @kernel
 def _bank_learn_many(X, Y, out, PW, A):
     """Learn a block; out[t] = the bank's prequential prediction of row t.
 
-    Member by member over chunks of CHUNK rows (DFOP's fused block kernel),
-    then the aggregate row by row. Returns -1, or the first invalid row when
-    not skipping (rows before it learnt, it and the rows after not).
+    Member by member over chunks that end where the bank's learnt count is a
+    multiple of CHUNK (DFOP's fused block kernel), then the aggregate row by
+    row, then the window's move: where learn_one moves it. Returns -1, or
+    the first invalid row when not skipping (rows before it learnt, it and
+    the rows after not).
     """
     n = X.shape[0]
     d = X.shape[1]
     K = PW.shape[0]
-    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, d)
+    hyper, codes, counts, scale, v, q, B, chunk, window, lattice, periods, slow = (
+        _bank_views(A, K, d))
     classify = codes[CLASSIFY] != 0
     start = 0
     while start < n:
-        end = min(start + CHUNK, n)
+        end = min(start + CHUNK - counts[0] % CHUNK, n)
         bad = -1
         for t in range(start, end):
             if not _valid(X[t], Y[t]):
@@ -245,8 +350,10 @@ def _bank_learn_many(X, Y, out, PW, A):
             for i in range(m):
                 for k in range(K):
                     q[k] = _member_prediction(chunk[k * CHUNK + i], classify)
-                out[start + i] = _aggregate(q, Y[start + i], hyper, codes, scale, v)
+                out[start + i] = _aggregate(q, Y[start + i], hyper, codes, scale, v, slow)
             counts[0] += m
+            if counts[0] % CHUNK == 0:
+                _move(PW, B, v, slow, window, lattice, periods, d)
         if bad < 0:
             start = end
             continue
@@ -274,7 +381,7 @@ def _bank_predict(x, PW, q, v, classify):
 @kernel
 def _bank_predict_many(X, PW, A, out):
     K = PW.shape[0]
-    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, X.shape[1])
+    hyper, codes, counts, scale, v, q, B, chunk, _, _, _, _ = _bank_views(A, K, X.shape[1])
     classify = codes[CLASSIFY] != 0
     for t in range(X.shape[0]):
         out[t] = _bank_predict(X[t], PW, q, v, classify)
@@ -283,7 +390,7 @@ def _bank_predict_many(X, PW, A, out):
 @kernel
 def _bank_predict_one(x, PW, A):
     K = PW.shape[0]
-    hyper, codes, counts, scale, v, q, B, chunk = _bank_views(A, K, x.shape[0])
+    hyper, codes, counts, scale, v, q, B, chunk, _, _, _, _ = _bank_views(A, K, x.shape[0])
     return _bank_predict(x, PW, q, v, codes[CLASSIFY] != 0)
 
 
