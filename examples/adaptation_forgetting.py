@@ -1,6 +1,7 @@
 """forgetting="auto" against the best fixed forgetting factor, on every drift rate.
 
-Prints the automatic-forgetting tables (docs/results.md ("Automatic forgetting over every drift rate")):
+Prints the automatic-forgetting tables (docs/results.md, "Automatic forgetting over
+every drift rate"):
 
 1. ``rates``: random-walk streams whose best fixed mu in hindsight is each of
    0, 1e-3, 1e-2, 0.1, 0.3, 0.5 and 0.9 (coefficients with d = 5, and a
