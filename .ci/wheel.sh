@@ -41,10 +41,10 @@ say "twine check --strict"
 "$WORK/tools/bin/python" -m twine check --strict "$WHEEL" "$SDIST"
 
 say "the sdist carries the tests, the docs and the changelog; the version is the package's"
-VERSION=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' edgereg/__init__.py)
+VERSION=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' edgereg/_version.py)
 case "$(basename "$WHEEL")" in
   "edgereg-$VERSION-"*) ;;
-  *) echo "wheel $(basename "$WHEEL") does not carry edgereg/__init__.py's version $VERSION"; exit 1 ;;
+  *) echo "wheel $(basename "$WHEEL") does not carry edgereg/_version.py's version $VERSION"; exit 1 ;;
 esac
 tar -tzf "$SDIST" > "$WORK/sdist.txt"
 for must in tests/conftest.py tests/test_contracts.py tests/reference.py docs/design/dfop.md \

@@ -17,7 +17,7 @@ from ._base import MODEL_MODULES, OnlineModel, StateFileError, load
 from ._base import model_class as _model_class
 
 __all__ = [*MODEL_MODULES, "OnlineModel", "StateFileError", "load"]
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 
 def __getattr__(name: str) -> Any:

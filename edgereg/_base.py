@@ -609,8 +609,10 @@ def load(path: str | os.PathLike) -> Any:
 
     A state blob written by exported C code (``edgereg.export``) is read too.
     """
-    from .export.blob import is_blob, load_blob
-
-    if is_blob(path):
-        return load_blob(path)
+    # The blob reader is found by name, as model classes are (MODEL_MODULES):
+    # edgereg.export imports the models, so an import of it here would close
+    # a circle through this module.
+    blob = importlib.import_module(".export.blob", __package__)
+    if blob.is_blob(path):
+        return blob.load_blob(path)
     return OnlineModel.load(path)

@@ -69,7 +69,7 @@ def _warn_once(kind: str, message: str) -> None:
 
 
 def _package_version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 

@@ -529,6 +529,9 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         K, d = s.w.shape
         self._PW = block_at(s.P, (K, d + 1, d))
         self._B = self._work.block  # A: learn_one's kernel takes (x, y, PW, A)
+        # The members' constants (workspace) follow the window (state) wherever
+        # the state came from: a file, a pickle, or a wrapper's load (DriftAlarm).
+        place_members(s, self._work, self._lattice, self._dfop_dimension())
         self._bind_interval()
         self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
 

@@ -56,6 +56,13 @@ __all__ = ["Fleet", "FleetState", "FleetInvalidInputError"]
 FLEET_FORMAT = "edgereg-fleet-1"
 
 
+def _fleet_kind(params: dict[str, Any]) -> dict[str, Any]:
+    """A model's parameters less those a fleet does not take, at their defaults
+    (no intervals, missing inputs rejected): such a model is one a slot can hold."""
+    optional = {"coverage": None, "missing": "reject"}
+    return {k: v for k, v in params.items() if not (k in optional and v == optional[k])}
+
+
 class FleetState(NamedTuple):
     """What a fleet has learnt: K (d^2 + d) values of the dtype, K 5 of 8 bytes.
 
@@ -277,7 +284,7 @@ class Fleet(OnlineModel):
     def set_model(self, k: int, model: DFOP) -> None:
         """Copy the state of a :class:`~edgereg.DFOP` with the same parameters into slot k."""
         k = self._check_index(k)
-        if not isinstance(model, DFOP) or model.get_params() != self._dfop_params():
+        if not isinstance(model, DFOP) or _fleet_kind(model.get_params()) != self._dfop_params():
             raise ValueError(
                 f"model must be a DFOP with parameters {self._dfop_params()}, got {model!r}"
             )

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ._errors import ExportError as ExportError
+
 __all__ = ["ExportError", "export", "export_batch", "export_state", "PINNED"]
 
 #: The numba and llvmlite versions the exporter is tested with. The route uses
@@ -25,9 +27,6 @@ __all__ = ["ExportError", "export", "export_batch", "export_state", "PINNED"]
 #: version could emit wrong code silently, so it is refused.
 PINNED = {"numba": "0.68.1", "llvmlite": "0.50."}
 
-
-class ExportError(RuntimeError):
-    """The export cannot be made (versions, target, model, or the symbol check)."""
 
 
 def check_versions() -> None:

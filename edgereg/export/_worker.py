@@ -88,7 +88,7 @@ if __name__ == "__main__":
         try:
             results.append(main(job))
         except Exception as exc:  # one job's failure must not lose the others
-            from . import ExportError
+            from ._errors import ExportError
 
             if not isinstance(exc, ExportError):
                 raise

@@ -127,7 +127,7 @@ def family_of(model: Any) -> Family:
 
     if isinstance(model, DFOP) and type(model).__name__ in ("DFOP", "RLS"):
         return dfop_family(model)
-    from . import ExportError
+    from ._errors import ExportError
 
     raise ExportError(
         f"{type(model).__name__} cannot be exported yet (supported: DFOP, RLS; "

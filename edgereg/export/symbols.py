@@ -87,7 +87,7 @@ def elf_symbols(data: bytes) -> tuple[list[str], list[str], dict[str, int]]:
 
 def check(data: bytes, exported: list[str]) -> dict:
     """Raise ``ExportError`` unless the object passes the allow-list; return its facts."""
-    from . import ExportError
+    from ._errors import ExportError
 
     undefined, defined, sizes = elf_symbols(data)
     problems = []
