@@ -451,6 +451,10 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         Calibrated prediction intervals, as for :class:`DFOP` but on the
         bank's residuals without a leverage term (v = 1), their noise level
         forgotten at ``BANK_NOISE_FORGETTING`` (docs/design/intervals.md).
+    missing : {"reject"}, default "reject"
+        Taken so that ``DFOP(..., forgetting="auto")`` accepts DFOP's
+        arguments; a bank rejects rows with missing inputs (``"impute"`` needs
+        a fixed forgetting factor).
 
     Attributes
     ----------
@@ -508,8 +512,16 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         learning_rate: float = 2.0,
         share: float = 1e-3,
         coverage: float | None = None,
+        missing: str = "reject",
     ) -> None:
         _check_auto(forgetting, "DFOPBank")
+        if missing != "reject":
+            # DFOP(..., "auto") passes DFOP's arguments on: the default is taken,
+            # imputation (a fixed forgetting's) is not available to a bank yet.
+            raise ValueError(f"missing={missing!r} is not available with forgetting='auto' "
+                             "(a bank of DFOPs): missing must be 'reject' here, or use a "
+                             "fixed forgetting factor to impute missing inputs")
+        self.missing = missing
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
         _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
