@@ -10,6 +10,7 @@
 #
 #   bash .ci/wheel.sh            # from the repository (CI calls it so)
 #   PYTEST_ARGS="-x -k dfop" bash .ci/wheel.sh
+#   EDGEREG_WHEEL_BOUNDSCHECK=1 bash .ci/wheel.sh   # kernels with index checks (CI)
 #
 # Left out of the installed run: the tests marked `install` (they pip-install
 # the source tree, which the copy does not hold) and `slow` (CI's later
@@ -60,10 +61,13 @@ say "a fresh virtual environment with the wheel (and its test extra)"
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q "$WHEEL[test]"
 
-say "the fast tier against the installed package"
+say "the fast tier against the installed package${EDGEREG_WHEEL_BOUNDSCHECK:+ (NUMBA_BOUNDSCHECK=$EDGEREG_WHEEL_BOUNDSCHECK)}"
 RUN=$WORK/run
 mkdir -p "$RUN"
-cp -r "$WORK/src/tests" "$WORK/src/examples" "$WORK/src/README.md" "$WORK/src/pyproject.toml" "$RUN/"
+# With the README, the docs and asv_bench: tests check their tables and
+# scripts against the installed package (none of them holds an edgereg/).
+cp -r "$WORK/src/tests" "$WORK/src/examples" "$WORK/src/docs" "$WORK/src/asv_bench" \
+  "$WORK/src/README.md" "$WORK/src/pyproject.toml" "$RUN/"
 # The tests find the shared datasets beside the repository (../shared); so
 # they do beside the copy.
 [ -d "$ROOT/../shared" ] && ln -s "$(cd "$ROOT/../shared" && pwd)" "$WORK/shared"
@@ -72,6 +76,10 @@ cd "$RUN"
 # modules: tests/ on the path, which holds no edgereg.
 export PYTHONPATH="$RUN/tests"
 unset NUMBA_DISABLE_JIT NUMBA_BOUNDSCHECK
+# EDGEREG_WHEEL_BOUNDSCHECK=1 (CI): every kernel compiled with index checks,
+# so one run of the fast tier checks both the installed package and the
+# kernels' indexing.
+if [ "${EDGEREG_WHEEL_BOUNDSCHECK:-0}" = 1 ]; then export NUMBA_BOUNDSCHECK=1; fi
 export NUMBA_CACHE_DIR="$WORK/numba-cache"
 "$WORK/venv/bin/python" - <<'PY'
 import os, sysconfig

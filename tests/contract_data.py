@@ -13,6 +13,7 @@ and ``skipped`` check that they agree (every member gets the same rows).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,18 @@ import numpy as np
 import edgereg
 from edgereg import Fleet
 from edgereg._base import OnlineModel
+
+
+def hostile_examples(developer: int) -> int:
+    """Examples per model for the property-based hostile suites.
+
+    ``EDGEREG_HOSTILE=ci`` asks for 2,000 (a deep run by hand); a number asks
+    for that many (CI's hostile stage); unset, a developer's ``developer``.
+    """
+    depth = os.environ.get("EDGEREG_HOSTILE", "")
+    if depth == "ci":
+        return 2000
+    return int(depth) if depth.isdigit() else developer
 
 
 def model_classes() -> list[type[OnlineModel]]:

@@ -6,18 +6,18 @@ targets) go through ``run_stream`` in process: it must end with its counts
 or stop with a clear ``SystemExit`` message, never another exception, every
 output line must be one prediction per target (or ``nan``), and the state
 file it leaves must load. A few cases also run as ``python -X faulthandler -m
-edgereg stream`` subprocesses. 2,000 examples with ``EDGEREG_HOSTILE=ci``.
+edgereg stream`` subprocesses. Depth: ``EDGEREG_HOSTILE`` (``contract_data.hostile_examples``).
 """
 
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from contract_data import hostile_examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ from edgereg.cli import run_stream
 # The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 2000 if os.environ.get("EDGEREG_HOSTILE") == "ci" else 60
+EXAMPLES = hostile_examples(60)
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),

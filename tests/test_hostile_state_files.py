@@ -11,19 +11,18 @@ run: the state is then unchanged) and whose learnt state stays finite (a
 MORES state with 1e22 in M used to load and turn non-finite at the next
 sample; every update is now guarded). A crash inside a kernel would kill
 the process: CI runs this file under
-``python -X faulthandler`` in a stage of its own, with
-``EDGEREG_HOSTILE=ci`` (2,000 examples per model); a developer's run takes 40.
+``python -X faulthandler`` in a stage of its own, at the depth
+``EDGEREG_HOSTILE`` sets (``contract_data.hostile_examples``); a developer's run takes 40.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 
 import numpy as np
 import pytest
-from contract_data import learn_many, make_stream, model_cases
+from contract_data import hostile_examples, learn_many, make_stream, model_cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +32,7 @@ from edgereg import Fleet, StateFileError
 # The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 2000 if os.environ.get("EDGEREG_HOSTILE") == "ci" else 40
+EXAMPLES = hostile_examples(40)
 CASES = [(name, cls, params) for name, cls, params in model_cases(include_fleet=False)
          if name.endswith("-0")]
 CASES.append(("Fleet-0", Fleet, {"n_models": 2, "n_features": 3}))

@@ -16,8 +16,8 @@ time with ``on_invalid="raise"``, then the whole block with
   saves and loads bit-exactly (a dead state was saved and then refused before).
 
 A crash inside a kernel would kill the process: CI runs this file under
-``python -X faulthandler`` with ``EDGEREG_HOSTILE=ci`` (2,000 examples per
-model and dtype); a developer's run takes 30.
+``python -X faulthandler`` at the depth ``EDGEREG_HOSTILE`` sets (examples per
+model and dtype, ``contract_data.hostile_examples``); a developer's run takes 30.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 import pytest
-from contract_data import make_stream, model_cases, row, state_arrays
+from contract_data import hostile_examples, make_stream, model_cases, row, state_arrays
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,8 +37,7 @@ from edgereg import Fleet
 # The slow tier (pytest -m slow; CI's hostile stage runs it at depth).
 pytestmark = pytest.mark.slow
 
-EXAMPLES = (2000 if os.environ.get("EDGEREG_HOSTILE") == "ci"
-            else int(os.environ.get("EDGEREG_EXAMPLES", 30)))
+EXAMPLES = hostile_examples(int(os.environ.get("EDGEREG_EXAMPLES", 30)))
 #: With EDGEREG_HOSTILE_STATS=folder, each worker writes there what it tried:
 #: per case, samples learnt one at a time, refused (state checked unchanged),
 #: accepted (state checked finite), save/load round trips.
