@@ -12,13 +12,17 @@ figure they tend to be oddly written digits. Draws them as 16x16 images to
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import numpy as np
 
 from edgereg import NORMANovelty
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: A folder holding the original files; unset, edgereg's data folder (where
+#: ``edgereg data fetch usps`` puts them).
+_ENV_ROOT = os.environ.get("EDGEREG_DATA_ROOT")
+DEFAULT_ROOT = Path(_ENV_ROOT) if _ENV_ROOT else None
 
 
 def main() -> None:
@@ -27,12 +31,14 @@ def main() -> None:
     parser.add_argument("--data-root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--top", type=int, default=10)
     args = parser.parse_args()
-    if not (args.data_root / "usps" / "usps_test.jf").is_file():
-        print(f"USPS data not found under {args.data_root / 'usps'}; nothing to do.")
-        return
-    from edgereg.datasets import load
+    from edgereg.datasets import DataFileError, load
 
-    data = load("usps", root=args.data_root)
+    try:
+        data = load("usps", root=args.data_root)
+    except (ValueError, DataFileError) as exc:
+        print(f"USPS data not found ({str(exc).splitlines()[0][:100]}...): fetch it once "
+              "with `edgereg data fetch usps`, or pass --data-root")
+        return
     X, labels = data.X, data.y.astype(int)
     if args.n is not None:
         X, labels = X[: args.n], labels[: args.n]

@@ -17,21 +17,20 @@ for orientation only.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from edgereg import SparseDFOP
+from edgereg import SparseDFOP, datasets
 
 PAPER = {"a9a": 0.830, "w8a": 0.898, "usps": 0.884, "spam_corpus": None}
 D_COMPONENTS, MU, P0 = 100, 1e-3, 100.0
 
 
-def load_sets(root: Path, n: int | None, spam: bool):
-    from edgereg import datasets
-
+def load_sets(root: Path | None, n: int | None, spam: bool):
     out = {}
     for name, kw in (("a9a", {}), ("w8a", {}), ("usps", {"binarize": True})):
         ds = datasets.load(name, root, **kw)
@@ -41,7 +40,8 @@ def load_sets(root: Path, n: int | None, spam: bool):
         out[name] = (X, y)
     if spam:
         chunks = []
-        for Xc, yc in datasets.iter_spam_corpus(root, chunk_size=1024):
+        spam_root = root if root is not None else datasets.get_data_home()
+        for Xc, yc in datasets.iter_spam_corpus(spam_root, chunk_size=1024):
             chunks.append((Xc, yc))
             if n is not None and sum(c[1].shape[0] for c in chunks) >= n:
                 break
@@ -69,12 +69,17 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=None, help="use only the first N rows (CI)")
     ap.add_argument("--spam", action="store_true", help="also stream the spam corpus (slow)")
     ap.add_argument("--data-root", type=Path,
-                    default=Path(__file__).resolve().parents[2] / "shared" / "data")
+                    default=Path(os.environ["EDGEREG_DATA_ROOT"])
+                    if os.environ.get("EDGEREG_DATA_ROOT") else None,
+                    help="folder holding the original files (default: $EDGEREG_DATA_ROOT, "
+                    "else edgereg's data folder, which `edgereg data fetch NAME` fills)")
     a = ap.parse_args()
-    if not a.data_root.is_dir():
-        print(f"data directory {a.data_root} not found: nothing to do (pass --data-root)")
+    try:
+        sets = load_sets(a.data_root, a.n, a.spam)
+    except (ValueError, datasets.DataFileError) as exc:
+        print(f"data not found: {str(exc).splitlines()[0]}\n"
+              "fetch it once with `edgereg data fetch a9a w8a usps` (and spam_corpus for --spam)")
         return 0
-    sets = load_sets(a.data_root, a.n, a.spam)
     print(f"Sparse-DFOP, d={D_COMPONENTS}, mu={MU}, p0={P0}, hashed projection, "
           f"{a.runs} seeds, prequential accuracy")
     print(f"{'dataset':<12} {'n':>7} {'D':>6} {'accuracy':>16} {'paper':>6} {'time/run':>9}")
