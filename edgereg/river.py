@@ -187,11 +187,16 @@ class _Adapter(base.Base):
         numba's compiler state, shared by every model: not this model's
         memory. Walking into it met a dead weak proxy there after kernels
         were compiled in the same process (ReferenceError in river's
-        check_bounded_memory_growth, on a cold cache).
+        check_bounded_memory_growth, on a cold cache). Weak proxies are
+        skipped by their type, which does not dereference them (``isinstance``
+        on a dead one raises ReferenceError: seen once more on a cold cache
+        after builtins were blacklisted): what a proxy points to is owned
+        elsewhere.
         """
         import gc
         import sys
         import types
+        import weakref
 
         blacklist = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
         seen: set[int] = set()
@@ -200,7 +205,9 @@ class _Adapter(base.Base):
         while pending:
             next_round: list[Any] = []
             for obj in pending:
-                if isinstance(obj, blacklist) or id(obj) in seen:
+                if type(obj) in weakref.ProxyTypes or id(obj) in seen:
+                    continue
+                if isinstance(obj, blacklist):
                     continue
                 seen.add(id(obj))
                 size += sys.getsizeof(obj)
