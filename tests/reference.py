@@ -551,8 +551,9 @@ def selective_reference(
     the detection round is round 1 of the new epoch). ``forced``: every label
     is used and learnt (learn_many). Returns per-round arrays: margin
     w_t^T x_t, r_t, demo margin h_t^T x_t, r_{L_t}, queried (label used),
-    bbq (label learnt by the estimator), switched, prediction, and Ainv
-    (A^{-1} after the round), w (A^{-1} b after the round).
+    bbq (label asked for and learnt by the estimator; the comparison test's
+    switch round is learnt too, whatever asked for it), switched,
+    prediction, and Ainv (A^{-1} after the round), w (A^{-1} b after the round).
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
@@ -612,6 +613,7 @@ def selective_reference(
                         A, b = np.eye(d), np.linalg.solve(cmp.Ac, cmp.bc)
                         cmp.As, cmp.bs = np.eye(d), b.copy()
                         t = 1
+                        learnt = True  # the new epoch learns the switch round's label
                         cmp.restart()
                 cmp.learn_candidate(x, float(y[s]))
                 cmp.As, cmp.bs = cmp.As + np.outer(x, x), cmp.bs + y[s] * x

@@ -209,6 +209,8 @@ def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, wi
                         tt = 1
                         if not (t_lo <= tt < t_hi):
                             L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                        # the switch round's label is learnt, as in ``_finish``
+                        learns = _learnable(y, f, rp, w, pmin, P, Px)
                     elif (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
                             eproc and _eprocess_round(xn, y, threshold, E, hx, acc)):
                         rp = _restart(switches, counts, w, P, xn, Px)

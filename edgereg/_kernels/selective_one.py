@@ -153,6 +153,9 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, compare, delta,
         fs, rs = shadow_restart(E, d, xn, acc)
         compare_alarm(E, span)
         t = 1
+        # The new epoch learns the switch round's label, as the shadow does
+        # (a tested round is mostly a demo query, not learnt otherwise).
+        learns = _learnable(y, f, rp, w, -1.0, P, Px)
     elif (detect and _switch_test(f, rp, g, rLp, t, delta, cache)) or (
             eproc and _eprocess_round(xn, y, -np.log(delta), E, hx, acc)):
         rp = _restart(switches, counts, w, P, xn, Px)
