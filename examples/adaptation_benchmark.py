@@ -26,9 +26,10 @@ Usage::
     python examples/adaptation_benchmark.py --part switch|alarm|forgetting|all \\
         [--root /path/to/shared/data] [--seeds 200] [--n 100000] [--sections S1,S2,...]
 
-``--root`` is the directory laid out like the project's shared data
-(``root/<dataset>/<files>``); without it only the bundled streams (elec2,
-weather, debutanizer, sru) are read. All runs use ``process_many`` /
+``--root`` is a directory laid out like the project's shared data
+(``root/<dataset>/<files>``), by default ``$EDGEREG_DATA_ROOT``; without
+either, the sets edgereg does not bundle are read from its data folder
+(``edgereg data fetch``), and a missing one is named and skipped. All runs use ``process_many`` /
 ``learn_many`` (one compiled call per stream).
 """
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,9 +63,8 @@ def _labels(y: np.ndarray) -> np.ndarray:
 
 
 def load_xy(name: str, root: str | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """Rows of a classification stream (labels in {-1, +1}); None when unavailable."""
-    if root is None and name not in BUNDLED:
-        return None
+    """Rows of a classification stream (labels in {-1, +1}); None when unavailable
+    (``root`` None: edgereg's data folder, filled by ``edgereg data fetch``)."""
     kw = {"binarize": True} if name == "powersupply" else {}
     try:
         data = load(name, root=root if name not in BUNDLED else None, **kw)
@@ -351,7 +352,9 @@ def a4_cost(repeat: int = 7) -> None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("switch", "alarm", "forgetting", "all"), default="all")
-    ap.add_argument("--root", default=None, help="the shared data directory (root=)")
+    ap.add_argument("--root", default=os.environ.get("EDGEREG_DATA_ROOT") or None,
+                    help="a folder laid out like the shared data (default: "
+                         "$EDGEREG_DATA_ROOT, else edgereg's data folder)")
     ap.add_argument("--seeds", type=int, default=200, help="S1's stationary runs per d")
     ap.add_argument("--flip-seeds", type=int, default=20)
     ap.add_argument("--n", type=int, default=100_000, help="S1's stream length")
