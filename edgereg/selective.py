@@ -185,8 +185,9 @@ class SelectiveSampler(OnlineModel):
 
     over K bets l_k; a switch when it reaches log(1 / delta). At a switch
     the classifier restarts from the candidate's weights (w = w_c,
-    A^{-1} = I). docs/design/switch-tests.md has the guarantee and the
-    measured choices, docs/design/selective.md the other two tests.
+    A^{-1} = I) and learns the switch round's label.
+    docs/design/switch-tests.md has the guarantee and the measured
+    choices, docs/design/selective.md the other two tests.
 
     Parameters
     ----------
