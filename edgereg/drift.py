@@ -1,19 +1,26 @@
 r"""DriftAlarm: an anytime-valid drift alarm on a regressor's prequential predictions.
 
 Wraps a regressor (DFOP with a fixed or automatic forgetting factor, RLS,
-NORMARegressor, ...): every sample is learnt by the model, and its
-prequential prediction m_t (made before y_t) is the alternative of the
-change-point e-process of ``edgereg/_kernels/eprocess.py`` against the null
-"one linear model y = u^T x + e for the whole epoch, ||u|| <= coef_bound,
-e sub-Gaussian of scale noise". With x' = x coef_bound / noise and
-y' = y / noise the null is the unit one of that module, so
+NORMARegressor, ...): every sample is learnt by the model. The default test
+(``test="compare"``, ``edgereg/_kernels/compare.py``) compares the model's
+prequential predictions with those of an RLS that never forgets, started at
+the epoch's beginning (the incumbent), on squared losses clipped to a range
+estimated from the epoch's past targets: it alarms when the model has been
+doing better than the incumbent, which a model that forgets does only when
+the stream changes. It needs no noise scale nor coefficient bound:
 
-    P(an alarm in an epoch where the null holds) <= delta
+    P(an alarm in an epoch) <= delta
 
-for any input sequence. An alarm restarts the test (a new epoch); the model
-is not touched (its forgetting already tracks the change; ``model.reset()``
-is the user's choice). The derivation: docs/design/selective.md ("The
-e-process switch test", and its section on the drift alarm).
+whenever, from each of the test's instance starts on, the cumulative
+conditional mean of the clipped loss difference (incumbent's minus model's)
+stays <= 0, for any data law (a stationary stream of any shape, the
+misfit of a linear fit included, where the model forgets and the incumbent
+does not). ``test="eprocess"`` (given ``noise`` and ``coef_bound``) is the
+change-point e-process of ``edgereg/_kernels/eprocess.py`` against "one
+linear model with sub-Gaussian noise for the whole epoch". An alarm
+restarts the test, not the model (its forgetting already tracks the change;
+``model.reset()`` is the user's choice). Derivations: docs/design/switch-tests.md
+and docs/design/selective.md.
 """
 
 from __future__ import annotations
@@ -24,6 +31,21 @@ import numpy as np
 
 from ._base import OnlineModel, model_class, ring_record
 from ._jit import python_function
+from ._kernels.compare import (
+    _CC_BURN,
+    _CC_SPAN,
+    _HC_DELTA,
+    _HC_WIDTH,
+    _N_COMPARE_CODES,
+    _N_COMPARE_HYPER,
+    compare_drift_run,
+    compare_faults,
+    compare_init,
+    compare_score,
+    compare_size,
+    drift_burn,
+    drift_span,
+)
 from ._kernels.eprocess import (
     _D_ALARMS,
     _D_SEEN,
@@ -88,22 +110,40 @@ def _as_model(model: Any, dtype: Any, on_invalid: Any) -> OnlineModel:
 class DriftAlarm(OnlineModel):
     r"""A regressor with an anytime-valid drift alarm on its prequential predictions.
 
+    Default test ("compare"): with m_t the model's prediction, f_t that of
+    an RLS learning every sample of the epoch without forgetting, and
+    [lo_t, hi_t] = mean_t -+ width * mean absolute deviation_t of the
+    epoch's past targets,
+
+        delta_t = ((c(y_t) - c(f_t))^2 - (c(y_t) - c(m_t))^2) / (hi_t - lo_t)^2,
+
+    c the clipping to [lo_t, hi_t], so delta_t in [-1, 1]. The log e-value of
+    an instance of the test started at row s_j is
+    log((1 / K) sum_k exp(l_k S - psi(l_k) V)) + log pi_j with S, V the sums
+    of delta_t, delta_t^2 since s_j, psi(l) = -log(1 - l) - l and K bets l_k;
+    an alarm when it reaches log(1 / delta).
+
     Parameters
     ----------
     model : OnlineModel or dict
         The regressor (``DFOP(d, mu)``, ``DFOP(d, "auto")``, ``RLS(d)``, ...),
         or ``{"class": "DFOP", "params": {...}}``. It learns every sample.
-    noise : float > 0
-        sigma: the noise of a stationary stream is sigma-sub-Gaussian
-        (Gaussian of standard deviation <= sigma, or bounded in an interval
-        of length 2 sigma). The guarantee needs it; a sigma below the real
-        noise makes false alarms likely.
-    coef_bound : float > 0
-        A bound on ||u||, the coefficients of the stationary linear model.
-        Loose is cheap (the cost of a factor 10 is about (d / 2) ln 100 nats
-        of evidence).
+    noise, coef_bound : float > 0, optional
+        Only for ``test="eprocess"``: sigma (the noise is sigma-sub-Gaussian)
+        and a bound on ||u|| of the stationary linear model.
+    test : {"compare", "eprocess"}, optional
+        Default "compare"; "eprocess" when ``noise`` and ``coef_bound`` are
+        given (files and code written before "compare" existed keep it).
     delta : float in (0, 1), default 0.1
-        P(any false alarm in a stationary epoch) <= delta.
+        "compare": P(any alarm in an epoch) <= delta whenever the model does
+        not beat the incumbent cumulatively from any of the test's instance
+        starts (true of a stationary stream for a model that forgets, up to
+        the small advantage the model may have early in an epoch; see
+        docs/design/switch-tests.md). "eprocess": P(any alarm in an epoch of
+        one linear model with that noise) <= delta.
+    width : float > 0, default 2.0
+        "compare": the clipping range is the epoch's mean target -+ width
+        mean absolute deviations (predictable: from the past rows only).
     dtype, on_invalid : optional
         Set on the model when it is given as a dict (the contract tests'
         convention); an instance keeps its own.
@@ -120,10 +160,14 @@ class DriftAlarm(OnlineModel):
 
     Notes
     -----
-    The alarm tests "one linear model fits the whole epoch as well as the
-    model's predictions do": with a nonlinear model (NORMARegressor) on a
-    stationary nonlinear stream it fires too. Memory: the model's, plus
-    2 d^2 + 2 d + 24 float64 of the test, 2 d of scratch and 68 int64.
+    "compare" asks whether a model that forgets predicts better than one
+    that does not: a model without forgetting (RLS) never alarms, and a
+    nonlinear model (NORMARegressor) alarms on a stationary nonlinear stream
+    (it beats the linear incumbent). After an alarm the incumbent restarts
+    and the test waits ``10 d + 20`` rows. Memory: the model's, plus
+    d^2 + d + 32 float64 of the test ("eprocess": 2 d^2 + 2 d + 24), 2 d of
+    scratch and 68 int64; time per sample one pass over the incumbent's
+    d x d matrix (the next row's product fused into the update).
 
     Examples
     --------
@@ -141,39 +185,73 @@ class DriftAlarm(OnlineModel):
 
     _task = "regression"
 
-    def __init__(self, model: Any, noise: float, coef_bound: float, *, delta: float = 0.1,
-                 dtype: Any = None, on_invalid: Any = None) -> None:
+    def __init__(self, model: Any, noise: float | None = None,
+                 coef_bound: float | None = None, *, test: str | None = None,
+                 delta: float = 0.1, width: float = 2.0, dtype: Any = None,
+                 on_invalid: Any = None) -> None:
         self.model = _as_model(model, dtype, on_invalid)
-        self.noise = check_float("noise", noise, 0.0, 1e150, low_open=True)
-        self.coef_bound = check_float("coef_bound", coef_bound, 0.0, 1e150, low_open=True)
+        if test is None:
+            test = "compare" if noise is None and coef_bound is None else "eprocess"
+        if test not in ("compare", "eprocess"):
+            raise ValueError(f"test must be 'compare' or 'eprocess', got {test!r}")
+        self.test = test
+        if test == "eprocess":
+            if noise is None or coef_bound is None:
+                raise ValueError("test='eprocess' needs noise and coef_bound")
+            self.noise = check_float("noise", noise, 0.0, 1e150, low_open=True)
+            self.coef_bound = check_float("coef_bound", coef_bound, 0.0, 1e150, low_open=True)
+        else:
+            if noise is not None or coef_bound is not None:
+                raise ValueError("noise and coef_bound are the 'eprocess' test's: the "
+                                 "'compare' test needs neither")
+            self.noise = self.coef_bound = None
         self.delta = check_float("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+        self.width = check_float("width", width, 0.0, 1e6, low_open=True)
         self.n_features = self.model.n_features
         self.dtype = self.model.dtype
         self.on_invalid = self.model.on_invalid
         self._skip = self.model._skip
         self._row_shape = self.model._row_shape
-        self._span = eprocess_span(self.n_features)
-        self._hyper = np.zeros(_N_DRIFT_HYPER)
-        self._hyper[_H_SCALE_X] = self.coef_bound / self.noise
-        self._hyper[_H_SCALE_Y] = 1.0 / self.noise
-        self._hyper[_H_DELTA] = self.delta
-        self._codes = np.array([self._span], dtype=np.int64)
+        d = self.n_features
+        if test == "eprocess":
+            self._span = eprocess_span(d)
+            self._hyper = np.zeros(_N_DRIFT_HYPER)
+            self._hyper[_H_SCALE_X] = self.coef_bound / self.noise
+            self._hyper[_H_SCALE_Y] = 1.0 / self.noise
+            self._hyper[_H_DELTA] = self.delta
+            self._codes = np.array([self._span], dtype=np.int64)
+        else:
+            self._span = drift_span(d)
+            self._hyper = np.zeros(_N_COMPARE_HYPER)
+            self._hyper[_HC_DELTA] = self.delta
+            self._hyper[_HC_WIDTH] = self.width
+            self._codes = np.zeros(_N_COMPARE_CODES, dtype=np.int64)
+            self._codes[_CC_SPAN] = self._span
+            self._codes[_CC_BURN] = drift_burn(d)
         self._y1 = np.zeros(1)
         self._m1 = np.zeros(1)
         self.reset()
 
     def get_params(self) -> dict[str, Any]:
-        """The model as ``{"class", "params"}`` (JSON, for ``save``), noise, coef_bound, delta."""
-        return {"model": {"class": type(self.model).__name__, "params": self.model.get_params()},
-                "noise": self.noise, "coef_bound": self.coef_bound, "delta": self.delta}
+        """The model as ``{"class", "params"}`` (JSON, for ``save``) and the test's parameters."""
+        params = {"model": {"class": type(self.model).__name__,
+                            "params": self.model.get_params()},
+                  "noise": self.noise, "coef_bound": self.coef_bound, "delta": self.delta}
+        if self.test == "compare":  # files of the e-process alone hold neither key
+            params.update(test="compare", width=self.width)
+        return params
 
     # ------------------------------------------------------------------ state
     def _allocate(self) -> tuple[NamedTuple, NamedTuple]:
         """The model's fresh state and workspace, with the test's arrays after them."""
         inner_state, inner_work = self.model._allocate()
         d = self.n_features
-        E = np.zeros(eprocess_size(d, False))
-        python_function(eprocess_init)(E, d, self._span)
+        if self.test == "eprocess":
+            E = np.zeros(eprocess_size(d, False))
+            python_function(eprocess_init)(E, d, self._span)
+        else:
+            E = np.zeros(compare_size(d, True))
+            python_function(compare_init)(E, d, self._span)
         N = np.zeros(DRIFT_RECORD + _N_DRIFT_COUNTS, dtype=np.int64)
         N[:DRIFT_RECORD] = -1
         state_t = _state_type((*inner_state._fields, *_ALARM_FIELDS), "DriftAlarmState")
@@ -202,8 +280,11 @@ class DriftAlarm(OnlineModel):
         inner_state, _ = self._split(state)
         faults = self.model._state_faults(inner_state)
         d = self.n_features
-        faults += eprocess_faults(state.drift, d, self._span, False, False,  # type: ignore[attr-defined]
-                                  "drift")
+        if self.test == "eprocess":
+            faults += eprocess_faults(state.drift, d, self._span, False, False,  # type: ignore[attr-defined]
+                                      "drift")
+        else:
+            faults += compare_faults(state.drift, d, self._span, True, "drift")  # type: ignore[attr-defined]
         counts = state.drift_counts  # type: ignore[attr-defined]
         if np.any(counts < 0) or counts[_D_ALARMS] > counts[_D_SEEN]:
             faults.append(("drift_counts", f"holds impossible counts {counts.tolist()}"))
@@ -229,6 +310,8 @@ class DriftAlarm(OnlineModel):
     @property
     def drift_score_(self) -> float:
         """The test's current log e-value (an alarm at log(1 / delta))."""
+        if self.test == "compare":
+            return float(python_function(compare_score)(self._state.drift))
         return float(python_function(eprocess_score)(self._state.drift, self.n_features))
 
     @property
@@ -246,9 +329,15 @@ class DriftAlarm(OnlineModel):
         self._y1[0] = np.asarray(y, dtype=np.float64).reshape(-1)[0]
         self._m1[0] = yhat
         xr = self.model._row(x)
-        drift_run(xr.reshape((1, xr.shape[0])), self._y1, self._m1, 1, self._E, self._N,
-                  self._scratch, self._hyper, self._codes)
+        self._run(xr.reshape((1, xr.shape[0])), self._y1, self._m1, 1)
         return yhat
+
+    def _run(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, rows: int) -> int:
+        if self.test == "compare":
+            return compare_drift_run(X, Y, M, rows, self._E, self._N, self._scratch,
+                                     self._hyper, self._codes, DRIFT_RECORD, _N_DRIFT_COUNTS)
+        return drift_run(X, Y, M, rows, self._E, self._N, self._scratch, self._hyper,
+                         self._codes)
 
     def _check_X(self, X: Any) -> np.ndarray:
         return self.model._check_X(X)
@@ -261,8 +350,7 @@ class DriftAlarm(OnlineModel):
 
     def _learn_block(self, X, Y, out, **kw):  # type: ignore[override]
         bad = self.model._learn_block(X, Y, out, **kw)
-        drift_run(X, Y, out, X.shape[0] if bad < 0 else bad, self._E, self._N, self._scratch,
-                  self._hyper, self._codes)
+        self._run(X, Y, out, X.shape[0] if bad < 0 else bad)
         return bad
 
     def learn_many(self, X: Any, y: Any) -> np.ndarray:
@@ -286,6 +374,9 @@ class DriftAlarm(OnlineModel):
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
         return [
+            {"model": {"class": "DFOP", "params": {"n_features": 4, "forgetting": 0.05}}},
+            {"model": {"class": "DFOP", "params": {"n_features": 3, "forgetting": "auto"}},
+             "delta": 0.01, "width": 2.0},
             {"model": {"class": "DFOP", "params": {"n_features": 4, "forgetting": 0.05}},
              "noise": 1.0, "coef_bound": 10.0},
             {"model": {"class": "DFOP", "params": {"n_features": 3, "forgetting": "auto"}},

@@ -4,14 +4,18 @@ A linear classifier y in {-1, +1} that asks for few labels (the BBQ rule of
 Cesa-Bianchi, Gentile & Orabona) and restarts itself when the concept
 switches, as in "Learning Drifting Data Using Selective Sampling". With
 A_{t-1} = I + sum_{queried i} x_i x_i^T, r' = x_t^T A_{t-1}^-1 x_t and
-r_t = r' / (1 + r'), round t asks for y_t iff r_t > t^-kappa. The switch
-test is, by default, an anytime-valid change-point e-process on the labels
-of the rounds where the classifier is most confident (P(a false
-switch in a stationary epoch) <= delta); ``switch_test="spec"`` is the
-source's |w_t^T x_t - h_t^T x_t| > K_t against a demo classifier h.
+r_t = r' / (1 + r'),
+round t asks for y_t iff r_t > t^-kappa. The switch test is, by default, a
+comparison of the classifier with a candidate that forgets, on the 0/1
+losses of the rounds where the classifier is most confident (an e-process
+of Fan's betting form; P(a false switch in an epoch) <= delta whenever the
+candidate is cumulatively no better, docs/design/switch-tests.md);
+``switch_test="eprocess"`` is the change-point e-process against one linear
+concept, ``"spec"`` the source's |w_t^T x_t - h_t^T x_t| > K_t against a demo
+classifier h.
 
 This module holds the class; the kernels are ``edgereg/_kernels/selective.py``
-(with ``selective_spec.py`` and ``eprocess.py`` for the two tests); the
+(with ``compare.py``, ``eprocess.py`` and ``selective_spec.py`` for the tests); the
 derivation, the proof of the test's guarantee and the measured choices are
 docs/design/selective.md.
 """
@@ -25,6 +29,7 @@ import numpy as np
 
 from ._base import OnlineModel, aligned_zeros, block_at, index_faults, ring_record, symmetric_faults
 from ._jit import python_function
+from ._kernels.compare import compare_faults, compare_init, compare_score, compare_span
 from ._kernels.eprocess import (
     _G_LAST,
     eprocess_faults,
@@ -60,6 +65,7 @@ from ._kernels.selective import (
     _SIZE,
     _SKIPPED,
     _SWITCHES,
+    COMPARE_TEST,
     EPROCESS_TEST,
     NO_LABEL,
     NO_TEST,
@@ -120,13 +126,15 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     """State and workspace as views of the kernels' blocks A, N, Z, F
     (``_kernels/selective.py``'s ``_selective_views``)."""
     d, dtype = model.n_features, model.dtype
-    eprocess = model.detect_switch and model.switch_test == "eprocess"
-    nA, nN, nE, nZ, nF = selective_sizes(d, model._window_capacity, eprocess)
+    test = model._test_code
+    nA, nN, nE, nZ, nF = selective_sizes(d, model._window_capacity, test)
     A = np.zeros(nA, dtype=dtype)
     N = np.zeros(nN, dtype=np.int64)
     E = np.zeros(nE, dtype=np.float64)
-    if eprocess:
+    if test == EPROCESS_TEST:
         python_function(eprocess_init)(E, d, eprocess_span(d))
+    elif test == COMPARE_TEST:
+        python_function(compare_init)(E, d, compare_span(d))
     # Both 64-byte aligned, F's vectors each on cache lines of their own
     # (scratch_stride); x_next stays d entries after x (docs/design/selective.md).
     Z = aligned_zeros(nZ, dtype)
@@ -147,9 +155,9 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     hyper[_H_KAPPA], hyper[_H_DELTA] = model.kappa, model.delta
     codes = np.zeros(_N_CODES, dtype=np.int64)
     codes[_C_NORMALIZE] = model.normalize
-    codes[_C_DETECT] = (NO_TEST if not model.detect_switch
-                        else EPROCESS_TEST if eprocess else SPEC_TEST)
-    codes[_C_TEST_EVERY], codes[_C_SPAN] = model.test_every, eprocess_span(d)
+    codes[_C_DETECT] = test
+    codes[_C_TEST_EVERY] = model.test_every
+    codes[_C_SPAN] = compare_span(d) if test == COMPARE_TEST else eprocess_span(d)
     codes[_C_WINDOW0], codes[_C_REBUILD_EVERY] = model.window0, model.rebuild_every
     codes[_C_SKIP] = model._skip
     state = SelectiveState(w, P, demo_w, demo_factor, window_X, window_y, switches, counts, E)
@@ -164,12 +172,22 @@ class SelectiveSampler(OnlineModel):
     A linear classifier that asks for the label of x_t only when
     r_t = x_t^T A_t^{-1} x_t > t^-kappa (it is then uncertain about x_t),
     learns the BBQ-queried examples by recursive least squares (A^{-1} kept
-    by Sherman-Morrison, O(d^2) per step), and restarts when its switch test
-    fires. The default test ("eprocess") also asks for the labels of one
-    round in ``test_every``, those where it is most confident, and declares
-    a switch when a change-point e-process on them reaches 1 / delta
-    (docs/design/selective.md has the proof and every choice made where the
-    source is open).
+    by Sherman-Morrison, O(d^2) per step), and switches when its switch test
+    fires. The default test ("compare") asks for the labels of one round in
+    ``test_every``, those where it is most confident, and runs a candidate
+    RLS with forgetting 0.98 per label on every label used; with
+    delta_i = 1[sign(w^T x_i) != y_i] - 1[sign(w_c^T x_i) != y_i] on those
+    rounds, an instance started at tested round s_j has log e-value
+
+        log((1 / K) sum_k exp(l_k S - psi(l_k) V)) + log pi_j,
+        S = sum_{i >= s_j} delta_i,  V = sum_{i >= s_j} delta_i^2,
+        psi(l) = -log(1 - l) - l,
+
+    over K bets l_k; a switch when it reaches log(1 / delta). At a switch
+    the classifier restarts from the candidate's weights (w = w_c,
+    A^{-1} = I) and learns the switch round's label.
+    docs/design/switch-tests.md has the guarantee and the measured
+    choices, docs/design/selective.md the other two tests.
 
     Parameters
     ----------
@@ -180,22 +198,23 @@ class SelectiveSampler(OnlineModel):
         stationary stream O(d T^kappa ln T).
     detect_switch : bool, default True
         Run the demo classifier and restart on a switch. False: plain BBQ.
-    switch_test : {"eprocess", "spec"}, default "eprocess"
-        "eprocess": an anytime-valid sequential test on the labels used (a
-        change-point e-process against one linear concept, see
-        docs/design/selective.md): P(any false switch in a stationary epoch)
-        <= delta, for any input sequence, and a switch is found within
-        ~1,000 rounds (sign flip, d = 10) at any epoch length. Every
-        ``test_every``-th round's label is asked for it. "spec": the source's
-        C_t > K_t against a demo classifier (for reproduction; its
-        guarantee is <= 2 delta, and it is much slower to fire).
+    switch_test : {"compare", "eprocess", "spec"}, default "compare"
+        "compare": the classifier against a forgetting candidate (above):
+        P(any false switch in an epoch) <= delta whenever the candidate is
+        cumulatively no better on the tested rounds, for any data law, so
+        misfit common to both (stationary concepts no linear classifier
+        fits) does not trigger it, at any scale of the inputs. "eprocess":
+        a change-point e-process against one linear concept (exact for
+        E[y | x] = u^T x, faster there, fires on misfit; cold restart).
+        "spec": the source's C_t > K_t against a demo classifier (for
+        reproduction; <= 2 delta, much slower to fire).
     delta : float in (0, 1), default 0.1
         False-alarm level of the switch test (per epoch, over an unbounded
         stream). "spec": delta_t = delta / (t (t + 1)) in each estimator's
         bound (union bound: <= 2 delta).
     test_every : int, default 4
-        "eprocess": one round in ``test_every`` has its label asked for the
-        test (about T / test_every labels besides BBQ's).
+        "compare", "eprocess": one round in ``test_every`` has its label
+        asked for the test (about T / test_every labels besides BBQ's).
     window0, window_max : int, default 50 and 2000
         "spec": demo window L_t = min(window0 + floor(sqrt(t)), window_max)
         labels; window_max is the ring buffer's capacity (none is allocated
@@ -223,19 +242,22 @@ class SelectiveSampler(OnlineModel):
         which a switch was declared, oldest first; the latest
         ``SWITCH_RECORD`` (64) are kept, ``n_switches_`` counts all.
     switch_score_ : float
-        "eprocess": the test's current log e-value (a switch is declared when
-        it reaches log(1 / delta); about -1.5 after a restart). NaN for
-        "spec" or without detection.
+        "compare", "eprocess": the test's current log e-value (a switch is
+        declared when it reaches log(1 / delta)). NaN for "spec" or
+        without detection.
 
     Notes
     -----
     Memory, fixed at construction: 2 d^2 + (C + 4) d + C values of
-    ``dtype`` (C = window_max for "spec", 0 for "eprocess"), 3 d^2 + 3 d + 24
-    float64 of the e-process test ("eprocess"), 3 s + 16 float64 of
+    ``dtype`` (C = window_max for "spec", else 0), 2 d^2 + 2 d + 24 float64
+    of the comparison test ("compare": the candidate, the shadow and the
+    test's sums) or
+    3 d^2 + 3 d + 24 of the e-process ("eprocess"), 3 s + 16 float64 of
     scratch and cache (s = d rounded up to 8: each scratch vector on cache
     lines of its own), plus 664 bytes of counters, switch record and the
-    kernels' hyper-parameters (float64, d = 10: 5.9 KB with "eprocess",
-    179 KB with "spec" and window_max = 2000; ``nbytes()``). Time per
+    kernels' hyper-parameters (float64, d = 10: 5.0 KB with "compare",
+    5.9 KB with "eprocess", 179 KB with "spec" and window_max = 2000;
+    ``nbytes()``). Time per
     round O(d^2): the product A^{-1} x (fused into the previous update when
     that round learnt), a Sherman-Morrison update on queried rounds, the
     demo rebuilds, O(d^2 / rebuild_every) amortised, and the demo's
@@ -264,7 +286,7 @@ class SelectiveSampler(OnlineModel):
         kappa: float = 0.5,
         *,
         detect_switch: bool = True,
-        switch_test: str = "eprocess",
+        switch_test: str = "compare",
         delta: float = 0.1,
         test_every: int = 4,
         window0: int = 50,
@@ -290,9 +312,13 @@ class SelectiveSampler(OnlineModel):
                 f"window_max ({self.window_max}) must be >= window0 ({self.window0})"
             )
         self.rebuild_every = check_int("rebuild_every", rebuild_every)
-        if switch_test not in ("eprocess", "spec"):
-            raise ValueError(f"switch_test must be 'eprocess' or 'spec', got {switch_test!r}")
+        if switch_test not in ("compare", "eprocess", "spec"):
+            raise ValueError("switch_test must be 'compare', 'eprocess' or 'spec', got "
+                             f"{switch_test!r}")
         self.switch_test = switch_test
+        self._test_code = (NO_TEST if not self.detect_switch else
+                           {"compare": COMPARE_TEST, "eprocess": EPROCESS_TEST,
+                            "spec": SPEC_TEST}[switch_test])
         self.test_every = check_int("test_every", test_every)
         spec = self.detect_switch and switch_test == "spec"
         self._window_capacity = self.window_max if spec else 0
@@ -312,9 +338,11 @@ class SelectiveSampler(OnlineModel):
                                "the window's next write position")
         faults += index_faults("counts", int(counts[_SIZE]), 0, cap, "the window's size")
         E = state.switch_test  # type: ignore[attr-defined]
-        if E.shape[0]:
-            d = self.n_features
+        d = self.n_features
+        if self._test_code == EPROCESS_TEST:
             faults += eprocess_faults(E, d, eprocess_span(d), True, True, "switch_test")
+        elif self._test_code == COMPARE_TEST:
+            faults += compare_faults(E, d, compare_span(d), False, "switch_test")
         faults += symmetric_faults("P", state.P)  # type: ignore[attr-defined]
         # A = I + sum x x^T >= I, so A^-1 has its eigenvalues in (0, 1]: its
         # diagonal in [0, 1] up to rounding (an input of 4e9 leaves 1e-19,
@@ -347,8 +375,7 @@ class SelectiveSampler(OnlineModel):
     def _bind_state(self) -> None:
         s, k = self._state, self._work
         # The kernels' blocks after the inputs: A, N, E, Z, F, hyper, codes.
-        *_, nZ, nF = selective_sizes(self.n_features, self._window_capacity,
-                                     s.switch_test.shape[0] > 0)
+        *_, nZ, nF = selective_sizes(self.n_features, self._window_capacity, self._test_code)
         # Z and F are views of aligned_zeros' larger blocks: found again by size.
         self._blocks = (s.w.base, s.counts.base, s.switch_test, block_at(k.x, nZ),
                         block_at(k.px, nF), k.hyper, k.codes)
@@ -388,9 +415,12 @@ class SelectiveSampler(OnlineModel):
 
     @property
     def switch_score_(self) -> float:
-        """The e-process's current log e-value (NaN without it): a switch is
-        declared when it reaches log(1 / delta)."""
+        """The test's current log e-value ("compare", "eprocess"; NaN for
+        "spec" or without detection): a switch is declared when it reaches
+        log(1 / delta)."""
         E = self._state.switch_test
+        if self._test_code == COMPARE_TEST:
+            return float(python_function(compare_score)(E))
         if not E.shape[0]:
             return float("nan")
         return float(python_function(eprocess_score)(E, self.n_features))
@@ -398,7 +428,7 @@ class SelectiveSampler(OnlineModel):
     @property
     def last_switch_score_(self) -> float:
         """The log e-value that declared the latest switch (NaN before any, or
-        without the e-process test)."""
+        for "spec")."""
         E = self._state.switch_test
         return float(E[_G_LAST]) if E.shape[0] and self.n_switches_ else float("nan")
 
@@ -542,4 +572,6 @@ class SelectiveSampler(OnlineModel):
             {"n_features": 3, "detect_switch": False, "normalize": False},
             {"n_features": 3, "switch_test": "spec"},
             {"n_features": 3, "delta": 0.5, "test_every": 2},
+            {"n_features": 4, "switch_test": "eprocess"},
+            {"n_features": 3, "switch_test": "eprocess", "dtype": "float32", "delta": 0.5},
         ]

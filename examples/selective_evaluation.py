@@ -1,7 +1,8 @@
 """Statistical evaluation of SelectiveSampler's switch tests (docs/algorithms/selective.md).
 
 Measures, on ``edgereg.streams.switch_stream`` (unit-norm x, E[y|x] = c^T x),
-for the e-process test (``switch_test="eprocess"``, the default) and the
+for the e-process test (``switch_test="eprocess"``, the default before the comparison test of
+examples/adaptation_benchmark.py) and the
 source's C_t > K_t (``"spec"``):
 
 1. false switches on stationary streams (P(any) <= delta = 0.1 promised);
@@ -114,7 +115,7 @@ def label_cost(n: int) -> None:
         per = 1e5 / n
         plain = SelectiveSampler(d, detect_switch=False)
         plain.process_many(X, y)
-        e = SelectiveSampler(d)
+        e = SelectiveSampler(d, switch_test="eprocess")
         e.process_many(X, y)
         s = SelectiveSampler(d, switch_test="spec")
         s.process_many(X, y)
@@ -131,7 +132,7 @@ def real_streams() -> None:
         y = np.asarray(data.y, dtype=np.float64)
         y = np.where(y == np.unique(y)[-1], 1.0, -1.0)
         cells = []
-        for kw in ({"detect_switch": False}, {"switch_test": "spec"}, {}):
+        for kw in ({"detect_switch": False}, {"switch_test": "spec"}, {"switch_test": "eprocess"}):
             m = SelectiveSampler(X.shape[1], **kw)
             p, _ = m.process_many(X, y)
             cells.append(f"{np.mean(p == y):.3f}" + (f" ({m.n_switches_})" if kw.get(

@@ -551,8 +551,9 @@ def selective_reference(
     the detection round is round 1 of the new epoch). ``forced``: every label
     is used and learnt (learn_many). Returns per-round arrays: margin
     w_t^T x_t, r_t, demo margin h_t^T x_t, r_{L_t}, queried (label used),
-    bbq (label learnt by the estimator), switched, prediction, and Ainv
-    (A^{-1} after the round), w (A^{-1} b after the round).
+    bbq (label asked for and learnt by the estimator; the comparison test's
+    switch round is learnt too, whatever asked for it), switched,
+    prediction, and Ainv (A^{-1} after the round), w (A^{-1} b after the round).
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
@@ -568,8 +569,10 @@ def selective_reference(
     out["w"] = np.zeros((n, d))
     out["score"] = np.full(n, np.nan)
     eprocess = detect_switch and switch_test == "eprocess"
-    spec = detect_switch and not eprocess
+    compare = detect_switch and switch_test == "compare"
+    spec = detect_switch and not eprocess and not compare
     ep = EProcessReference(d, max(2048, 64 * d)) if eprocess else None
+    cmp = CompareReference(d, 256, candidate=True) if compare else None
     for s in range(n):
         x = X[s].copy()
         if normalize and np.any(x != 0):
@@ -584,15 +587,37 @@ def selective_reference(
         bbq = True if forced else bool(r > float(t) ** (-kappa))
         L = min(window0 + int(np.floor(np.sqrt(t))), window_max)
         demo = spec and t - t_rebuilt > (rebuild_every - 1) * L
-        test_round = ep is not None and abs(margin) > ep.theta
-        if ep is not None and not forced:
+        test_round = ((ep is not None and abs(margin) > ep.theta)
+                      or (cmp is not None and abs(margin) > cmp.theta))
+        if (ep is not None or cmp is not None) and not forced:
             demo = test_round
         queried = bbq or demo
+        learnt = bbq
         out["margin"][s], out["r"][s] = margin, r
         out["demo_margin"][s], out["r_demo"][s] = hmargin, rL
         out["prediction"][s] = 1.0 if margin >= 0 else -1.0
         out["queried"][s] = queried
-        out["bbq"][s] = bbq
+        out["bbq"][s] = learnt
+        if cmp is not None:
+            cmp.track(abs(margin), test_every)
+            if queried:
+                fc = cmp.candidate_margin(x)
+                fs = float(x @ np.linalg.solve(cmp.As, cmp.bs))
+                if test_round:
+                    lost = float((fs >= 0) != (y[s] > 0))
+                    score = cmp.label(lost - float((fc >= 0) != (y[s] > 0)))
+                    if score >= -np.log(delta):
+                        out["switched"][s] = True
+                        # the candidate's weights start a ridge fit towards them,
+                        # for the classifier and the shadow
+                        A, b = np.eye(d), np.linalg.solve(cmp.Ac, cmp.bc)
+                        cmp.As, cmp.bs = np.eye(d), b.copy()
+                        t = 1
+                        learnt = True  # the new epoch learns the switch round's label
+                        cmp.restart()
+                cmp.learn_candidate(x, float(y[s]))
+                cmp.As, cmp.bs = cmp.As + np.outer(x, x), cmp.bs + y[s] * x
+            out["score"][s] = cmp.score()
         if ep is not None:
             ep.track(abs(margin), test_every)
             if test_round:
@@ -613,7 +638,7 @@ def selective_reference(
                 out["switched"][s] = True
                 A, b = np.eye(d), np.zeros(d)
                 t, t_rebuilt = 1, 0
-        if bbq:
+        if learnt:
             A = A + np.outer(x, x)
             b = b + y[s] * x
         if queried:
@@ -630,6 +655,115 @@ def selective_reference(
                 t_rebuilt = t
         out["Ainv"][s] = np.linalg.inv(A)
         out["w"][s] = np.linalg.solve(A, b)
+    return out
+
+
+class CompareReference:
+    """The comparison test of ``edgereg/_kernels/compare.py``, written out.
+
+    Every instance keeps its list of loss differences; its log e-value is
+    log(mean_k exp(l_k S - psi(l_k) V)) + log pi_j summed from the list.
+    ``candidate``: the candidate RLS as explicit A_c, b_c (A_c <- lambda A_c,
+    b_c <- lambda b_c while trace(A_c^-1) <= d, then + x x^T, + y x); the
+    shadow (A_s, b_s, no forgetting) is kept by ``selective_reference``.
+    """
+
+    BETS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9])
+
+    def __init__(self, d: int, span: int, *, candidate: bool = False, lam: float = 0.98,
+                 theta: float = 0.01, rate: float = 0.02) -> None:
+        self.d, self.span, self.lam, self.theta, self.rate = d, span, lam, theta, rate
+        self.Ac, self.bc = np.eye(d), np.zeros(d)
+        self.As, self.bs = np.eye(d), np.zeros(d)  # the shadow (SelectiveSampler)
+        self.wait = candidate  # SelectiveSampler: no instance before span tested rounds
+        self.restart()
+
+    def restart(self) -> None:
+        self.labels = 0
+        self.slots: list[dict | None] = [None if self.wait else {"j": 1, "deltas": []}, None]
+
+    def track(self, margin: float, test_every: int) -> None:
+        above = 1.0 if margin > self.theta else 0.0
+        self.theta = max(self.theta * np.exp(self.rate * (above - 1.0 / test_every)), 1e-12)
+
+    def candidate_margin(self, x: np.ndarray) -> float:
+        return float(x @ np.linalg.solve(self.Ac, self.bc))
+
+    def learn_candidate(self, x: np.ndarray, y: float) -> None:
+        if np.trace(np.linalg.inv(self.Ac)) <= self.d:
+            self.Ac, self.bc = self.lam * self.Ac, self.lam * self.bc
+        self.Ac, self.bc = self.Ac + np.outer(x, x), self.bc + y * x
+
+    def _log_e(self, inst: dict) -> float:
+        dl = np.array(inst["deltas"])
+        S, V = dl.sum(), (dl * dl).sum()
+        psi = -np.log1p(-self.BETS) - self.BETS
+        a = self.BETS * S - psi * V
+        return float(np.logaddexp.reduce(a) - np.log(len(a))
+                     + EProcessReference.log_prior(inst["j"]))
+
+    def score(self) -> float:
+        return max((self._log_e(i) for i in self.slots if i is not None), default=-1e300)
+
+    def label(self, delta: float) -> float:
+        """One tested round's loss difference; returns the largest instance log e-value."""
+        best = -1e300
+        for inst in self.slots:
+            if inst is not None:
+                inst["deltas"].append(delta)
+                best = max(best, self._log_e(inst))
+        self.labels += 1
+        if self.labels % self.span == 0:
+            q = self.labels // self.span
+            self.slots[q % 2] = {"j": q + 1, "deltas": []}
+        return best
+
+
+def drift_compare_reference(X: np.ndarray, y: np.ndarray, m: np.ndarray, *, delta: float = 0.1,
+                            width: float = 2.0, span: int = 512,
+                            burn: int | None = None) -> dict[str, np.ndarray]:
+    """DriftAlarm's comparison test written out: the incumbent RLS as explicit
+    A = I / p0 + sum x x^T, b = sum y x from the epoch's first nonzero row
+    (p0 = 1e6 / ||x||^2), its prediction w^T x before each row, the clipping
+    range from the epoch's mean and mean absolute deviation of y, and
+    ``CompareReference`` on the normalised clipped squared-loss differences.
+    Returns per-row ``score`` and ``alarm``."""
+    n, d = X.shape
+    burn = 10 * d + 20 if burn is None else burn
+    test = CompareReference(d, span)
+    out = {"score": np.full(n, np.nan), "alarm": np.zeros(n, dtype=bool)}
+    A = b = None
+    ys: list[float] = []
+    for t in range(n):
+        x = X[t].astype(np.float64)
+        if A is None:
+            nn = float(x @ x)
+            if nn == 0.0:
+                continue
+            A, b = np.eye(d) * nn / 1e6, np.zeros(d)
+        f = float(x @ np.linalg.solve(A, b))
+        fired = False
+        if len(ys) >= burn:
+            yy = np.array(ys)
+            mean = yy.mean()
+            # the kernel's running mean absolute deviation: each |y_k - mean_{k-1}|
+            means = np.cumsum(yy) / np.arange(1, len(yy) + 1)
+            absdev = np.mean(np.abs(yy[1:] - means[:-1])) if len(yy) > 1 else 0.0
+            if absdev > 0:
+                lo, hi = mean - width * absdev, mean + width * absdev
+                yc = min(max(y[t], lo), hi)
+                li = (yc - min(max(f, lo), hi)) ** 2
+                lc = (yc - min(max(m[t], lo), hi)) ** 2
+                dl = float(np.clip((li - lc) / (hi - lo) ** 2, -1.0, 1.0))
+                fired = test.label(dl) >= -np.log(delta)
+        ys.append(float(y[t]))
+        A, b = A + np.outer(x, x), b + y[t] * x
+        if fired:
+            out["alarm"][t] = True
+            test.restart()
+            A = None
+            ys = []
+        out["score"][t] = test.score()
     return out
 
 

@@ -1,19 +1,22 @@
-"""DriftAlarm (docs/algorithms/selective.md): an e-process on a regressor's predictions.
+"""DriftAlarm (docs/algorithms/selective.md): its two tests on a regressor's predictions.
 
-Checked step by step against ``tests/reference.py``'s explicit
+The default comparison test is checked step by step against
+``tests/reference.py``'s ``drift_compare_reference`` (explicit matrices, every
+instance's sums from its list of differences), the e-process against
 ``EProcessReference`` (the same test SelectiveSampler runs, without clipping
-and with the model's prediction as the alternative), then its two promises
-on fixed seeds: quiet on stationary streams, an alarm soon after a jump.
+and with the model's prediction as the alternative); then their promises on
+fixed seeds: quiet on stationary streams, an alarm soon after a jump.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import EProcessReference
+from reference import EProcessReference, drift_compare_reference
 
 import edgereg
 from edgereg import DFOP, DriftAlarm, SelectiveSampler
+from edgereg.bank import DEFAULT_GRID, DFOPBank
 
 
 def _stream(n, d, seed, jump_at=None, noise=0.5):
@@ -113,3 +116,84 @@ def test_extreme_finite_rows_keep_the_alarm_finite():
             except ValueError:
                 pass
             assert np.all(np.isfinite(m.state.drift))
+
+
+# ------------------------------------------------------------ the comparison test
+@pytest.mark.parametrize("forgetting", [0.02, "auto"])
+def test_compare_score_matches_the_reference_after_every_step(forgetting):
+    d = 3
+    X, y, _ = _stream(2600, d, seed=1, jump_at=1500)
+    X = X * 1e3  # the test needs no scale
+    alarm = DriftAlarm(DFOP(d, forgetting))
+    assert alarm.test == "compare"
+    m = DFOP(d, forgetting).learn_many(X, y)
+    ref = drift_compare_reference(X, y, m)
+    for t in range(len(X)):
+        assert alarm.learn_one(X[t], y[t]) == m[t]
+        if t % 20 == 0 or ref["alarm"][t]:
+            np.testing.assert_allclose(alarm.drift_score_, ref["score"][t], rtol=1e-7, atol=1e-7,
+                                       err_msg=f"row {t}")
+    np.testing.assert_array_equal(alarm.drifts_, np.flatnonzero(ref["alarm"]))
+    assert alarm.n_drifts_ >= 1 and alarm.drifts_[0] >= 1500
+    block = DriftAlarm(DFOP(d, forgetting))
+    np.testing.assert_array_equal(block.learn_many(X, y), m)
+    for k, v in alarm.state._asdict().items():
+        np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
+
+
+@pytest.mark.parametrize("model", [
+    lambda: DFOP(3, 0.02),
+    # the bank before the moving window: 6 fixed members from 0 to 0.1
+    lambda: DFOPBank(3, forgetting_grid=DEFAULT_GRID),
+    pytest.param(lambda: DFOP(3, "auto"), marks=pytest.mark.xfail(strict=True, reason=(
+        "target missed: found at row 1741 (241 rows). The candidate is the wrapped model, "
+        "and the moving-window auto bank adapts slowly after a stationary stretch (its MSE "
+        "in the 100 rows after the jump 5.1, then 2.6; the fixed 6-member grid's 1.06, "
+        "then 0.29, found at 1609)"))),
+], ids=["dfop-0.02", "fixed-grid-bank", "auto"])
+def test_compare_finds_the_jump_within_200_rows(model):
+    X, y, _ = _stream(2600, 3, seed=1, jump_at=1500)
+    alarm = DriftAlarm(model())
+    alarm.learn_many(X * 1e3, y)
+    assert alarm.n_drifts_ >= 1 and 1500 <= alarm.drifts_[0] <= 1700, alarm.drifts_
+
+
+@pytest.mark.parametrize("forgetting", [0.01, "auto"])
+def test_compare_quiet_on_stationary_misfit_and_fires_after_a_jump(forgetting):
+    for seed in range(3):
+        rng = np.random.default_rng(30 + seed)
+        X = rng.normal(size=(20_000, 4))
+        for y in (np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.normal(size=20_000),
+                  X @ np.ones(4) + rng.standard_t(2, size=20_000),
+                  X @ np.ones(4) + (0.1 + 2 * np.abs(X[:, 0])) * rng.normal(size=20_000)):
+            for scale in (1e-3, 1.0, 1e3):
+                alarm = DriftAlarm(DFOP(4, forgetting))
+                alarm.learn_many(X * scale, y * scale)
+                assert alarm.n_drifts_ == 0, (seed, scale)
+        # Within 300 rows: the default needs 99-214 rows on these seeds (the
+        # e-process, told the noise, 3-10); the 200-row target is missed on
+        # 3 of 20 seeds of docs/results.md's jump table.
+        X, y, _ = _stream(8000, 5, seed=20 + seed, jump_at=4000, noise=0.1)
+        alarm = DriftAlarm(DFOP(5, forgetting))
+        alarm.learn_many(X, y)
+        assert alarm.n_drifts_ >= 1 and 4000 <= alarm.drifts_[0] <= 4300, alarm.drifts_
+
+
+def test_compare_save_load_and_parameters(tmp_path):
+    X, y, _ = _stream(3000, 3, seed=4, jump_at=1500)
+    a = DriftAlarm(DFOP(3, "auto"), delta=0.05, width=3.0)
+    a.learn_many(X[:2000], y[:2000])
+    a.save(tmp_path / "a.npz")
+    b = edgereg.load(tmp_path / "a.npz")
+    assert b.test == "compare" and b.get_params() == a.get_params()
+    np.testing.assert_array_equal(a.learn_many(X[2000:], y[2000:]),
+                                  b.learn_many(X[2000:], y[2000:]))
+    np.testing.assert_array_equal(a.drifts_, b.drifts_)
+    assert a.drift_score_ == b.drift_score_
+    assert DriftAlarm(DFOP(3), noise=1.0, coef_bound=2.0).test == "eprocess"
+    with pytest.raises(ValueError, match="needs neither"):
+        DriftAlarm(DFOP(3), noise=1.0, test="compare")
+    with pytest.raises(ValueError, match="needs noise and coef_bound"):
+        DriftAlarm(DFOP(3), test="eprocess")
+    with pytest.raises(ValueError, match="test must be"):
+        DriftAlarm(DFOP(3), test="cusum")

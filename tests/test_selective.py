@@ -585,7 +585,7 @@ def test_eprocess_process_matches_reference_after_every_step():
     X, y, _, _ = switch_stream(3000, 3, switch_at=1500, distance=2.0, seed=3)
     ref = selective_reference(X, y, delta=0.1)
     assert ref["switched"].any() and 0 < ref["bbq"].sum() < ref["queried"].sum() < 3000
-    m = SelectiveSampler(3)
+    m = SelectiveSampler(3, switch_test="eprocess")
     for s in range(len(X)):
         pred, q = m.process_one(X[s], lambda s=s: y[s])
         assert (pred, q) == (ref["prediction"][s], ref["queried"][s]), s
@@ -599,14 +599,14 @@ def test_eprocess_learn_matches_reference_across_instance_restarts():
     # first restarts at 4,096 (span 2,048), with a switch at 3,000.
     X, y, _, _ = switch_stream(4500, 2, switch_at=3000, distance=2.0, seed=5)
     ref = selective_reference(X, y, forced=True)
-    m = SelectiveSampler(2)
+    m = SelectiveSampler(2, switch_test="eprocess")
     for s in range(len(X)):
         assert m.learn_one(X[s], y[s]) == ref["prediction"][s]
         if s % 25 == 0 or ref["switched"][s]:
             _check_eprocess_step(m, ref, s)
     np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
     assert m.switches_.size and m.switches_[0] >= 3000
-    block = SelectiveSampler(2)
+    block = SelectiveSampler(2, switch_test="eprocess")
     np.testing.assert_array_equal(block.learn_many(X, y), ref["prediction"])
     for k, v in m.state._asdict().items():
         np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
@@ -619,29 +619,29 @@ def test_eprocess_fires_on_switches_and_stays_quiet_on_stationary_streams():
     # distance-1 switch within 10,000, and 100,000 stationary rounds raise none.
     for seed in range(3):
         X, y, _, _ = switch_stream(6000, 10, switch_at=3000, distance=2.0, seed=seed)
-        m = SelectiveSampler(10)
+        m = SelectiveSampler(10, switch_test="eprocess")
         m.process_many(X, y)
         assert m.switches_.size and 3000 <= m.switches_[0] <= 4500, m.switches_
         X, y, _, _ = switch_stream(14000, 5, switch_at=4000, distance=1.0, seed=seed)
-        m = SelectiveSampler(5)
+        m = SelectiveSampler(5, switch_test="eprocess")
         m.process_many(X, y)
         assert m.switches_.size and 4000 <= m.switches_[0] <= 14000, m.switches_
         X, y, _, _ = switch_stream(100_000, 3, switch_at=100_000, seed=100 + seed)
-        m = SelectiveSampler(3)
+        m = SelectiveSampler(3, switch_test="eprocess")
         m.process_many(X, y)
         assert m.n_switches_ == 0 and m.switch_score_ < -np.log(0.1)
 
 
 def test_eprocess_test_rounds_are_one_in_test_every():
     X, y, _, _ = switch_stream(40_000, 4, switch_at=40_000, seed=9)
-    for k in (2, 4, 8):
-        m = SelectiveSampler(4, test_every=k)
+    for test, k in [("eprocess", 2), ("eprocess", 4), ("eprocess", 8), ("compare", 4)]:
+        m = SelectiveSampler(4, test_every=k, switch_test=test)
         m.process_many(X, y)
         assert abs(m.n_demo_queries_ / 40_000 - 1.0 / k) < 0.02, (k, m.n_demo_queries_)
 
 
 def test_eprocess_memory_and_spec_window():
-    e, spec = SelectiveSampler(10), SelectiveSampler(10, switch_test="spec")
+    e, spec = SelectiveSampler(10, switch_test="eprocess"), SelectiveSampler(10, switch_test="spec")
     assert e.state.window_X.shape == (0, 10) and spec.state.window_X.shape == (2000, 10)
     assert e.state.switch_test.shape == (3 * 100 + 3 * 10 + 24,)
     assert spec.state.switch_test.shape == (0,) and np.isnan(spec.switch_score_)
@@ -673,17 +673,17 @@ def test_a_state_file_from_before_the_eprocess_resumes_with_the_spec_test(tmp_pa
 
 @pytest.mark.parametrize("d", [2, 8, 10, 13])
 @pytest.mark.parametrize("kw", [{}, {"switch_test": "spec"}, {"detect_switch": False},
-                                {"dtype": "float32"}])
+                                {"dtype": "float32"}, {"switch_test": "eprocess"}])
 def test_memory_is_as_documented(d, kw):
     # The class docstring's formula, padding of the aligned scratch included
     # (s = d rounded up to 8), and the same after learning.
     m = SelectiveSampler(d, **kw)
     item = 4 if kw.get("dtype") == "float32" else 8
     C = m.window_max if kw.get("switch_test") == "spec" else 0
-    eprocess = kw.get("detect_switch", True) and kw.get("switch_test", "eprocess") == "eprocess"
+    test = kw.get("switch_test", "compare") if kw.get("detect_switch", True) else None
     s = (d + 7) // 8 * 8
-    expected = ((2 * d * d + (C + 4) * d + C) * item + (8 * (3 * d * d + 3 * d + 24) if eprocess
-                else 0) + 8 * (3 * s + 16) + 664)
+    tested = {"eprocess": 3 * d * d + 3 * d + 24, "compare": 2 * d * d + 2 * d + 24}.get(test, 0)
+    expected = (2 * d * d + (C + 4) * d + C) * item + 8 * tested + 8 * (3 * s + 16) + 664
     assert m.nbytes() == expected
     X, y, _ = switch_stream(300, d, switch_at=[150], distance=2.0, seed=1)
     m.learn_many(X, y)
@@ -697,3 +697,114 @@ def test_scratch_vectors_start_on_cache_lines():
         m = SelectiveSampler(d)
         for name in ("x", "px", "acc", "hx"):
             assert getattr(m._work, name).__array_interface__["data"][0] % 64 == 0, (d, name)
+
+
+# ------------------------------------------------------------ the comparison test
+def _check_compare_step(m: SelectiveSampler, ref: dict, s: int) -> None:
+    _check_step(m, ref, s)
+    np.testing.assert_allclose(m.switch_score_, ref["score"][s], rtol=1e-9, atol=1e-9,
+                               err_msg=f"round {s}")
+
+
+def test_compare_process_matches_reference_after_every_step():
+    X, y, _, _ = switch_stream(3000, 3, switch_at=1500, distance=2.0, seed=3)
+    ref = selective_reference(X, y, switch_test="compare")
+    assert ref["switched"].any() and 0 < ref["bbq"].sum() < ref["queried"].sum() < 3000
+    m = SelectiveSampler(3)
+    assert m.switch_test == "compare"
+    for s in range(len(X)):
+        pred, q = m.process_one(X[s], lambda s=s: y[s])
+        assert (pred, q) == (ref["prediction"][s], ref["queried"][s]), s
+        _check_compare_step(m, ref, s)
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+    assert m.switches_[0] >= 1500
+
+
+def test_compare_learn_matches_reference_and_learn_many_across_instance_restarts():
+    # 3,000 labelled rounds, one in four tested: no instance runs before the
+    # 256th tested round (the wait), the first starts there, the second at the
+    # 512th.
+    X, y, _, _ = switch_stream(3000, 2, switch_at=2000, distance=2.0, seed=5)
+    ref = selective_reference(X, y, forced=True, switch_test="compare")
+    m = SelectiveSampler(2)
+    for s in range(len(X)):
+        assert m.learn_one(X[s], y[s]) == ref["prediction"][s]
+        if s % 25 == 0 or ref["switched"][s]:
+            _check_compare_step(m, ref, s)
+    np.testing.assert_array_equal(m.switches_, np.flatnonzero(ref["switched"]))
+    assert m.switches_.size and m.switches_[0] >= 2000
+    block = SelectiveSampler(2)
+    np.testing.assert_array_equal(block.learn_many(X, y), ref["prediction"])
+    for k, v in m.state._asdict().items():
+        np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
+
+
+def test_compare_switch_swaps_in_the_candidates_weights():
+    X, y, _, _ = switch_stream(6000, 5, switch_at=3000, distance=2.0, seed=1)
+    m = SelectiveSampler(5)
+    first = None
+    for s in range(len(X)):
+        wc = m.state.switch_test[24:29].copy()  # the candidate's weights before the round
+        m.process_one(X[s], lambda s=s: y[s])
+        if m.n_switches_:
+            first = s
+            break
+    assert first is not None and first >= 3000
+    # the new epoch's RLS starts at the candidate's weights (A = I, b = wc),
+    # then learns the round's label
+    x = X[first] / np.linalg.norm(X[first])
+    expected = np.linalg.solve(np.eye(5) + np.outer(x, x), wc + y[first] * x)
+    np.testing.assert_allclose(m.coef_, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_compare_fires_on_flips_and_stays_quiet_on_stationary_and_misfit_streams():
+    # Fixed seeds (examples/adaptation_benchmark.py has the 20- and 200-seed tables).
+    for seed in range(3):
+        X, y, _, _ = switch_stream(6000, 10, switch_at=3000, distance=2.0, seed=seed)
+        m = SelectiveSampler(10)
+        m.process_many(X, y)
+        assert m.switches_.size and 3000 <= m.switches_[0] <= 4500, m.switches_
+        X, y, _, _ = switch_stream(100_000, 3, switch_at=100_000, seed=100 + seed)
+        m = SelectiveSampler(3)
+        m.process_many(X, y)
+        assert m.n_switches_ == 0 and m.switch_score_ < -np.log(0.1)
+        # threshold labels on [0, 1]^2 with a bias: E[y | x] not linear
+        _assert_no_switch_on_misfit(seed, xor=False)
+
+
+def _assert_no_switch_on_misfit(seed: int, xor: bool) -> None:
+    rng = np.random.default_rng(seed)
+    Z = rng.random((20_000, 2))
+    Xb = np.column_stack([Z, np.ones(20_000)])
+    labels = (Z[:, 0] > 0.5) != (Z[:, 1] > 0.5) if xor else Z[:, 0] + 0.5 * Z[:, 1] > 0.7
+    for scale in (1.0, 1000.0):
+        m = SelectiveSampler(3)
+        m.process_many(Xb * [scale, scale, 1.0], np.where(labels, 1.0, -1.0))
+        assert m.n_switches_ == 0, (seed, scale, m.switches_[: m.n_switches_])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "target missed: XOR labels on [0, 1]^2 with a bias switch at round 1714 (seed 1) and "
+    "1561 (seed 2), inputs unscaled; the classifier's confident rounds (the tested ones) "
+    "narrow to two corners of one label while the shadow still carries the epoch's "
+    "earlier, wider selection, so the forgetting candidate is really better on them "
+    "(docs/design/switch-tests.md)"))
+def test_compare_stays_quiet_on_xor_labels():
+    for seed in range(3):
+        _assert_no_switch_on_misfit(seed, xor=True)
+
+
+def test_compare_state_faults_are_reported(tmp_path):
+    X, y, _, _ = switch_stream(500, 3, seed=2)
+    m = SelectiveSampler(3)
+    m.process_many(X, y)
+    m.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["state.switch_test"] = arrays["state.switch_test"].copy()
+    arrays["state.switch_test"][1] = 100.0  # not the span of the test's instances
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(edgereg.StateFileError, match="switch_test"):
+        edgereg.load(tmp_path / "bad.npz")
+    resumed = edgereg.load(tmp_path / "m.npz")
+    assert resumed.switch_score_ == m.switch_score_

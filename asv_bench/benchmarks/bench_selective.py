@@ -37,9 +37,10 @@ class SelectiveThroughput:
         self.y = np.where(y >= 0.0, 1.0, -1.0)
         self.sampler = SelectiveSampler(d)
         self.spec = SelectiveSampler(d, switch_test="spec")
+        self.eprocess = SelectiveSampler(d, switch_test="eprocess")
         self.dfop = DFOP(d, task="classification")
         # Compile every path outside the timed region.
-        for m in (self.sampler, self.spec):
+        for m in (self.sampler, self.spec, self.eprocess):
             m.learn_many(self.X[:10], self.y[:10])
             m.process_many(self.X[:10], self.y[:10])
         self.dfop.learn_many(self.X[:10], self.y[:10])
@@ -55,6 +56,11 @@ class SelectiveThroughput:
             lambda: self.spec.process_many(self.X, self.y), self.n, repeat=3,
             reset=self.spec.reset,
         )
+
+    def track_selective_eprocess_process_many(self, d: int) -> float:
+        """The e-process switch test (the default before the comparison test)."""
+        return samples_per_second(lambda: self.eprocess.process_many(self.X, self.y), self.n,
+                                  repeat=3, reset=self.eprocess.reset)
 
     def track_selective_learn_many(self, d: int) -> float:
         return samples_per_second(

@@ -21,9 +21,11 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import compare as _compare_kernels
 from . import eprocess as _eprocess_kernels
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
+from .compare import compare_size
 from .eprocess import _G_THETA, eprocess_size
 from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _EPS32,
@@ -96,6 +98,7 @@ _N_CODES = 7
 NO_TEST = 0
 SPEC_TEST = 1  # SPEC.md's C_t > K_t against the demo classifier
 EPROCESS_TEST = 2  # the e-process of _kernels/eprocess.py on the labels used
+COMPARE_TEST = 3  # the comparison test of _kernels/compare.py (a candidate against w)
 
 
 @inline_kernel
@@ -135,15 +138,16 @@ def _eprocess_options(codes, E):
     """(test_every, span, theta): the e-process's test-round rate (0: the
     e-process is off), its instances' span and the current threshold of the
     test rounds (0.0 when off)."""
-    if codes[_C_DETECT] != EPROCESS_TEST:
+    if codes[_C_DETECT] != EPROCESS_TEST and codes[_C_DETECT] != COMPARE_TEST:
         return 0, 0, 0.0
-    return codes[_C_TEST_EVERY], codes[_C_SPAN], E[_G_THETA]
+    return codes[_C_TEST_EVERY], codes[_C_SPAN], E[_G_THETA]  # compare's _K_THETA too
 
 
-def selective_sizes(d, window_max, eprocess):
-    """Lengths of the blocks A, N, E, Z, F."""
-    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS,
-            eprocess_size(d, True) if eprocess else 0, 2 * d,
+def selective_sizes(d, window_max, test):
+    """Lengths of the blocks A, N, E, Z, F (``test``: the _C_DETECT code)."""
+    nE = (eprocess_size(d, True) if test == EPROCESS_TEST
+          else compare_size(d, False) if test == COMPARE_TEST else 0)
+    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS, nE, 2 * d,
             3 * scratch_stride(d) + _N_CACHE + _N_SCREEN)
 
 #: Relative margin of the bracket's bounds. States saved before the bounds
@@ -438,6 +442,19 @@ def _restart(switches, counts, w, P, xn, Px):
     return rp
 
 
+@kernel
+def _swap(switches, counts, w, P, xn, Px, wc):
+    """Declare a switch won by the candidate: record it, w = wc (the candidate's
+    weights), A^-1 = I (so the new epoch's RLS is ridge towards wc), Px = x;
+    returns (w^T x, x^T x)."""
+    rp = _restart(switches, counts, w, P, xn, Px)
+    f = 0.0
+    for i in range(w.shape[0]):
+        w[i] = wc[i]
+        f += np.float64(w[i]) * np.float64(xn[i])
+    return f, rp
+
+
 @inline_kernel
 def _record(xn, y, ask, detect, window_X, window_y, counts):
     """Count a used label and push (x, y) into the window ring."""
@@ -471,4 +488,5 @@ def _end_round(t, detect, L, rebuild_every, counts):
 
 
 # Kernels here call the guards' and linalg's: recompile them when those change (see _jit).
-recompile_with(globals(), _guards_kernels, _linalg_kernels, _eprocess_kernels)
+recompile_with(globals(), _guards_kernels, _linalg_kernels, _eprocess_kernels,
+               _compare_kernels)

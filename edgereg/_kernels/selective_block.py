@@ -13,10 +13,22 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
+from . import compare as _compare_kernels
 from . import eprocess as _eprocess_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
 from . import selective_spec as _spec_kernels
+from .compare import (
+    candidate_learn,
+    candidate_prediction,
+    compare_alarm,
+    compare_label,
+    compare_rls,
+    shadow_learn,
+    shadow_prediction,
+    shadow_restart,
+    wrong,
+)
 from .eprocess import (
     _G_THETA,
     _eprocess_round,
@@ -40,6 +52,7 @@ from .selective import (
     _SKIPPED,
     _T,
     BBQ_LABEL,
+    COMPARE_TEST,
     INVALID,
     NO_LABEL,
     OK,
@@ -54,6 +67,7 @@ from .selective import (
     _restart,
     _selective_views,
     _sum_squares,
+    _swap,
     _update,
     _update_fused,
 )
@@ -94,7 +108,7 @@ def _label_of(v):
 
 
 @inline_kernel
-def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, window0,
+def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, window0,
                rebuild_every, skip, w, P, hw, G, window_X, window_y, switches, counts, E, xn,
                xnext, Px, acc, hx, cache, screen, out, asked):
     """The whole protocol over a block: ``_assess_one`` + ``_commit``'s calls, inline.
@@ -123,6 +137,8 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
     n = X.shape[0]
     d = X.shape[1]
     cap = window_X.shape[0]
+    detect = test == SPEC_TEST  # the demo classifier and its screen
+    compare = test == COMPARE_TEST
     prepared = False  # xn already holds row t prepared
     fresh = False  # Px already holds A^-1 xn
     L = window0  # L_s for the epoch rounds s in [t_lo, t_hi) (empty: computed on first use)
@@ -166,14 +182,36 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                 ask = _decide(forced, detect, theta, f, rp, tt, kappa, L, rebuild_every,
                               counts[_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
-                eproc = (theta > 0.0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > theta
-                         and _norm_fits(xn))
+                tested = theta > 0.0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > theta
+                eproc = tested and not compare and _norm_fits(xn)
+                learns = ask == BBQ_LABEL
                 if (ask == NO_LABEL or np.isfinite(y)) and (
-                        ask != BBQ_LABEL or _learnable(y, f, rp, w, pmin, P, Px)):
+                        not learns or _learnable(y, f, rp, w, pmin, P, Px)):
                     status = OK
                     if theta > 0.0:
                         track_confidence(E, abs(f) / (1.0 + rp), up, down)
-                    if (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
+                    won = False
+                    fc = 0.0
+                    rc = 0.0
+                    fs = 0.0
+                    rs = 0.0
+                    if compare and ask != NO_LABEL:
+                        fc, rc = candidate_prediction(xn, E, d, hx)
+                        fs, rs = shadow_prediction(xn, E, d, acc)
+                        if tested:
+                            won = compare_label(wrong(fs, y) - wrong(fc, y), threshold, E)
+                    if won:
+                        wc, _pc = compare_rls(E, d)
+                        f, rp = _swap(switches, counts, w, P, xn, Px, wc)
+                        fs, rs = shadow_restart(E, d, xn, acc)
+                        pmin = -1.0
+                        compare_alarm(E, span)
+                        tt = 1
+                        if not (t_lo <= tt < t_hi):
+                            L, t_lo, t_hi = _window_bracket(tt, window0, cap)
+                        # the switch round's label is learnt, as in ``_finish``
+                        learns = _learnable(y, f, rp, w, pmin, P, Px)
+                    elif (not screened and _switch_test(f, rp, g, rLp, tt, delta, cache)) or (
                             eproc and _eprocess_round(xn, y, threshold, E, hx, acc)):
                         rp = _restart(switches, counts, w, P, xn, Px)
                         pmin = -1.0
@@ -183,7 +221,10 @@ def _run_block(X, Y, forced, normalize, detect, test_every, span, kappa, delta, 
                         tt = 1
                         if not (t_lo <= tt < t_hi):
                             L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                    if ask == BBQ_LABEL:
+                    if compare and ask != NO_LABEL:
+                        candidate_learn(y, fc, rc, E, d, hx)
+                        shadow_learn(y, fs, rs, E, d, acc)
+                    if learns:
                         if t + 1 < n and _prepare(X, t + 1, normalize, xnext):
                             pmin = _update_fused(y, f, rp, w, P, Px, xnext, acc)
                             prepared = True
@@ -221,7 +262,7 @@ def _run_many(forced, X, Y, out, asked, A, N, E, Z, F, hyper, codes):
         _selective_views(A, N, Z, F, X.shape[1])
     )
     test_every, span, _ = _eprocess_options(codes, E)
-    return _run_block(X, Y, forced, codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST,
+    return _run_block(X, Y, forced, codes[_C_NORMALIZE] != 0, codes[_C_DETECT],
                       test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
                       codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
                       window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
@@ -242,4 +283,5 @@ def _run_many_process(X, Y, out, asked, A, N, E, Z, F, hyper, codes):
 
 # Kernels here call the one-sample kernels' helpers and linalg's: recompile
 # them when those change (see _jit).
-recompile_with(globals(), _selective_kernels, _spec_kernels, _eprocess_kernels, _linalg_kernels)
+recompile_with(globals(), _selective_kernels, _spec_kernels, _eprocess_kernels, _linalg_kernels,
+               _compare_kernels)

@@ -13,11 +13,23 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, recompile_with
+from . import compare as _compare_kernels
 from . import eprocess as _eprocess_kernels
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
 from . import selective_spec as _spec_kernels
+from .compare import (
+    candidate_learn,
+    candidate_prediction,
+    compare_alarm,
+    compare_label,
+    compare_rls,
+    shadow_learn,
+    shadow_prediction,
+    shadow_restart,
+    wrong,
+)
 from .eprocess import (
     _G_THETA,
     _eprocess_round,
@@ -28,11 +40,13 @@ from .eprocess import (
 )
 from .linalg import symv_by_size
 from .selective import (
+    _C_DETECT,
     _HEAD,
     _REBUILT,
     _SKIPPED,
     _T,
     BBQ_LABEL,
+    COMPARE_TEST,
     INVALID,
     NO_LABEL,
     OK,
@@ -46,6 +60,7 @@ from .selective import (
     _record,
     _restart,
     _selective_views,
+    _swap,
     _update,
 )
 from .selective_spec import (
@@ -90,8 +105,9 @@ def _assess(x, normalize, detect, theta, kappa, window0, rebuild_every, forced, 
 
 
 @kernel
-def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0, rebuild_every,
-            w, P, hw, G, window_X, window_y, switches, counts, E, Px, acc, hx, cache, screen):
+def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, compare, delta, window0,
+            rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E, Px, acc, hx,
+            cache, screen):
     """Finish a round assessed by ``_assess``: switch test, restart, learn, rebuild.
 
     ``ask``: NO_LABEL (y unused), DEMO_LABEL (y goes to the window, or to
@@ -102,9 +118,10 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
     status: INVALID (a queried label that is not finite, or one whose update
     ``_learnable`` refuses) before anything is written.
     """
+    learns = ask == BBQ_LABEL
     if ask != NO_LABEL and not np.isfinite(y):
         return INVALID
-    if ask == BBQ_LABEL and not _learnable(y, f, rp, w, -1.0, P, Px):
+    if learns and not _learnable(y, f, rp, w, -1.0, P, Px):
         return INVALID
     # The e-process runs on the test rounds' labels only: BBQ's own queries
     # follow the estimator's uncertainty, a drifting choice of x that on a
@@ -113,20 +130,43 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
     # docs/design/selective.md). It sees only inputs of norm <= 1 (its
     # model; always true of normalised inputs): with normalize=False a
     # longer x is learnt but not tested, a choice made from x alone.
-    eproc = (test_every > 0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > E[_G_THETA]
-             and _norm_fits(xn))
+    tested = test_every > 0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > E[_G_THETA]
+    eproc = tested and not compare and _norm_fits(xn)
     if test_every > 0:
         up, down = confidence_factors(test_every)
         track_confidence(E, abs(f) / (1.0 + rp), up, down)
     t = counts[_T] + 1
-    if (detect and _switch_test(f, rp, g, rLp, t, delta, cache)) or (
+    d = xn.shape[0]
+    won = False
+    fc = 0.0
+    rc = 0.0
+    fs = 0.0
+    rs = 0.0
+    if compare and ask != NO_LABEL:
+        fc, rc = candidate_prediction(xn, E, d, hx)
+        fs, rs = shadow_prediction(xn, E, d, acc)
+        if tested:
+            won = compare_label(wrong(fs, y) - wrong(fc, y), -np.log(delta), E)
+    if won:
+        wc, _pc = compare_rls(E, d)
+        f, rp = _swap(switches, counts, w, P, xn, Px, wc)
+        fs, rs = shadow_restart(E, d, xn, acc)
+        compare_alarm(E, span)
+        t = 1
+        # The new epoch learns the switch round's label, as the shadow does
+        # (a tested round is mostly a demo query, not learnt otherwise).
+        learns = _learnable(y, f, rp, w, -1.0, P, Px)
+    elif (detect and _switch_test(f, rp, g, rLp, t, delta, cache)) or (
             eproc and _eprocess_round(xn, y, -np.log(delta), E, hx, acc)):
         rp = _restart(switches, counts, w, P, xn, Px)
         if eproc:
             eprocess_alarm(E, xn.shape[0], span)
         f = 0.0
         t = 1
-    if ask == BBQ_LABEL:
+    if compare and ask != NO_LABEL:
+        candidate_learn(y, fc, rc, E, d, hx)
+        shadow_learn(y, fs, rs, E, d, acc)
+    if learns:
         _update(y, f, rp, w, P, Px)
     if ask != NO_LABEL:
         _record(xn, y, ask, detect, window_X, window_y, counts)
@@ -159,9 +199,9 @@ def _commit(y, assessed, A, N, E, Z, F, hyper, codes):
     w, P, hw, G, window_X, window_y, switches, counts, xn, _, Px, acc, hx, cache, screen = (
         _selective_views(A, N, Z, F, Z.shape[0] // 2)
     )
-    return _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta,
-                   window0, rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E,
-                   Px, acc, hx, cache, screen)
+    return _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span,
+                   codes[_C_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w, P, hw,
+                   G, window_X, window_y, switches, counts, E, Px, acc, hx, cache, screen)
 
 
 @kernel
@@ -181,9 +221,10 @@ def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
                                          rebuild_every, True, w, P, hw, G, window_X, counts, xn,
                                          Px, hx, cache)
     if status == OK:
-        status = _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, delta, window0,
-                         rebuild_every, w, P, hw, G, window_X, window_y, switches, counts, E, Px,
-                         acc, hx, cache, screen)
+        status = _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span,
+                         codes[_C_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w,
+                         P, hw, G, window_X, window_y, switches, counts, E, Px, acc, hx, cache,
+                         screen)
     if status != OK and skip:
         counts[_SKIPPED] += 1
     return f, status
@@ -192,4 +233,4 @@ def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
 # Kernels here call selective's, the guards' and linalg's: recompile them when
 # those change (see _jit).
 recompile_with(globals(), _selective_kernels, _spec_kernels, _eprocess_kernels, _guards_kernels,
-               _linalg_kernels)
+               _linalg_kernels, _compare_kernels)

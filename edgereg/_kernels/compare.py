@@ -1,0 +1,581 @@
+"""A comparison test: is a candidate forecaster doing better than the incumbent?
+
+Shared by SelectiveSampler's default switch test (``switch_test="compare"``)
+and DriftAlarm's default alarm (``test="compare"``); the derivation, the
+guarantee and the measured choices are docs/design/switch-tests.md.
+
+Each tested round i gives a loss difference delta_i = (loss of the incumbent
+- loss of the candidate) / B in [-1, 1], both predictions made before y_i
+(0/1 losses for labels, B = 1; clipped squared losses for regression, B the
+square of a predictable range). For every bet l in [0, 1), with
+psi(l) = -log(1 - l) - l, Fan's inequality exp(l d - psi(l) d^2) <= 1 + l d
+(d >= -1) gives
+
+    E[exp(l delta_i - psi(l) delta_i^2) | past] <= exp(l mu_i),
+    mu_i = E[delta_i | past],
+
+so exp(l S_n - psi(l) V_n) (S = sum delta, V = sum delta^2) is bounded by a
+nonnegative supermartingale of initial value 1 whenever sum_i mu_i <= 0 for
+every n (the candidate is, cumulatively, no better than the incumbent: the
+weak null of Choe and Ramdas). The mixture over the bets ``BETS`` (equal
+weights) is too, and Ville's inequality bounds P(it ever reaches 1 / a) by a.
+
+The test runs as staggered instances (a new one every ``span`` tested
+rounds, each living 2 span; the j-th spends delta pi_j of delta, pi_j as in
+``eprocess._log_prior``), so the evidence a change must overcome does not
+grow with the epoch: P(any instance of an epoch alarms) <= delta when the
+weak null holds from each instance's start.
+
+Block ``C`` (float64): 8 globals, two instance slots of 8 scalars, then
+(SelectiveSampler) the candidate RLS wc (d), Pc (d x d), or (DriftAlarm) the
+incumbent RLS w0 (d), P0 (d x d) and its epoch's statistics of y (8).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel, python_function, recompile_with
+from . import eprocess as _eprocess_kernels
+from . import linalg as _linalg_kernels
+from .eprocess import _NONE, THETA_FLOOR, THETA_START, _log_add, _log_prior, _reset_rls
+
+#: The bets l of the mixture (equal weights).
+BETS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
+_N_BETS = 9
+#: psi(l) = -log(1 - l) - l of each bet (Fan's inequality).
+PSI = tuple(-math.log1p(-lam) - lam for lam in BETS)
+#: log(number of bets): the mixture's log is log-sum-exp minus this.
+_LOG_N_BETS = math.log(9.0)
+#: The candidate RLS's forgetting per label (SelectiveSampler; memory ~50 labels).
+CANDIDATE_LAMBDA = 0.98
+
+# Globals (C[:8]).
+# _K_LAST and _K_THETA are at the e-process's _G_LAST and _G_THETA: the
+# class reads both tests' last alarm and threshold alike.
+_K_LABELS = 0  # tested rounds in the epoch
+_K_SPAN = 1  # tested rounds between two instance starts
+_K_ALARMS = 2  # alarms raised (total)
+_K_ROWS = 3  # DriftAlarm: rows of the epoch the incumbent has learnt
+_K_LAST = 4  # log e-value of the last alarm
+_K_THETA = 5  # the confidence threshold of the test rounds (SelectiveSampler)
+_K_WAIT = 6  # 1: no instance before ``span`` tested rounds of an epoch (SelectiveSampler)
+_N_GLOBALS = 8
+# An instance's scalars.
+_I_S = 0  # sum of delta
+_I_V = 1  # sum of delta^2
+_I_N = 2  # tested rounds seen
+_I_J = 3  # its index j (spends delta pi_j); 0: not started
+_I_PJ = 4  # log pi_j
+_N_SCALARS = 8
+_SLOTS = 2
+# DriftAlarm's statistics of y in the epoch (after the incumbent RLS).
+_Y_MEAN = 0
+_Y_ABSDEV = 1
+_N_YSTATS = 8
+
+
+def compare_size(d, drift):
+    """Length of the block C: globals, two instances, an RLS, then (DriftAlarm) y's
+    statistics or (SelectiveSampler) the shadow RLS."""
+    return _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d + (_N_YSTATS if drift else d + d * d)
+
+
+@inline_kernel
+def _slot(C, i):
+    o = _N_GLOBALS + i * _N_SCALARS
+    return C[o : o + _N_SCALARS]
+
+
+@inline_kernel
+def compare_rls(C, d):
+    """(w, P) of the block's RLS: the candidate (SelectiveSampler) or the incumbent (DriftAlarm)."""
+    o = _N_GLOBALS + _SLOTS * _N_SCALARS
+    return C[o : o + d], C[o + d : o + d + d * d].reshape((d, d))
+
+
+@inline_kernel
+def shadow_rls(C, d):
+    """(w, P) of SelectiveSampler's shadow: an RLS without forgetting on the labels
+    the candidate learns, since the epoch's start (the test's incumbent)."""
+    o = _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d
+    return C[o : o + d], C[o + d : o + d + d * d].reshape((d, d))
+
+
+@inline_kernel
+def _ystats(C, d):
+    o = _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d
+    return C[o : o + _N_YSTATS]
+
+
+@inline_kernel
+def _start_instance(C, i, j):
+    """Instance slot i starts afresh as the j-th of the epoch (C indexed directly)."""
+    o = _N_GLOBALS + i * _N_SCALARS
+    for k in range(_N_SCALARS):
+        C[o + k] = 0.0
+    C[o + _I_J] = float(j)
+    C[o + _I_PJ] = _log_prior(float(j))
+
+
+@kernel
+def compare_restart(C, span):
+    """A new epoch: instance 1 starts (DriftAlarm: after its incumbent's burn-in),
+    slot 1 waits ``span`` tested rounds. SelectiveSampler's block (the one with a
+    shadow) starts no instance before ``span`` tested rounds: the comparison
+    waits until the shadow has learnt that many labels and the classifier,
+    which picks the tested rounds, has settled (measured: XOR labels switched
+    in 6 of 10 runs within the first 1,800 rounds without this wait)."""
+    C[_K_LABELS] = 0.0
+    C[_K_SPAN] = float(span)
+    C[_K_ROWS] = 0.0
+    for i in range(_SLOTS):
+        o = _N_GLOBALS + i * _N_SCALARS
+        for k in range(_N_SCALARS):
+            C[o + k] = 0.0
+    if C[_K_WAIT] == 0.0:
+        _start_instance(C, 0, 1)
+
+
+@kernel
+def compare_init(C, d, span):
+    """A fresh block: globals, ``compare_restart``, the RLS at its prior (w = 0, P = I)."""
+    for k in range(_N_GLOBALS):
+        C[k] = 0.0
+    C[_K_THETA] = THETA_START
+    drift = C.shape[0] == _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d + _N_YSTATS
+    C[_K_WAIT] = 0.0 if drift else 1.0
+    compare_restart(C, span)
+    w, P = compare_rls(C, d)
+    _reset_rls(w, P)
+    if drift:
+        ys = _ystats(C, d)
+        for k in range(_N_YSTATS):
+            ys[k] = 0.0
+    else:
+        ws, Ps = shadow_rls(C, d)
+        _reset_rls(ws, Ps)
+
+
+@kernel
+def _log_wealth(S, V):
+    """log of the mixture (1 / K) sum_k exp(l_k S - psi(l_k) V) over the bets."""
+    best = _NONE
+    total = _NONE
+    for k in range(_N_BETS):
+        lam = BETS[k]
+        a = lam * S - PSI[k] * V
+        best = a if a > best else best
+    for k in range(_N_BETS):
+        lam = BETS[k]
+        total = _log_add(total, lam * S - PSI[k] * V)
+    return total - _LOG_N_BETS
+
+
+@kernel
+def _log_wealth_bound(S, V):
+    """max_k (l_k S - psi(l_k) V) >= ``_log_wealth``: rules the threshold out cheaply."""
+    best = _NONE
+    for k in range(_N_BETS):
+        lam = BETS[k]
+        a = lam * S - PSI[k] * V
+        best = a if a > best else best
+    return best
+
+
+@inline_kernel
+def compare_label(delta, threshold, C):
+    """One tested round with loss difference ``delta`` in [-1, 1] (incumbent's
+    minus candidate's): every running instance's sums updated, the staggered
+    start made; True when an instance's log e-value (its log wealth + log pi_j)
+    reaches ``threshold`` = log(1 / delta_level), recorded in C[_K_LAST].
+
+    C is indexed directly (no views: a view made per round costs two atomic
+    reference counts, more than the round's arithmetic)."""
+    fired = False
+    for i in range(_SLOTS):
+        o = _N_GLOBALS + i * _N_SCALARS
+        if C[o + _I_J] < 1.0:
+            continue
+        S = C[o + _I_S] + delta
+        V = C[o + _I_V] + delta * delta
+        C[o + _I_S] = S
+        C[o + _I_V] = V
+        C[o + _I_N] += 1.0
+        pj = C[o + _I_PJ]
+        # max_k l_k S - psi_k V <= l_max max(S, 0): most rounds end here.
+        if pj + BETS[_N_BETS - 1] * S >= threshold and pj + _log_wealth_bound(S, V) >= threshold:
+            log_e = pj + _log_wealth(S, V)
+            if log_e >= threshold and (not fired or log_e > C[_K_LAST]):
+                C[_K_LAST] = log_e
+                fired = True
+    n = int(C[_K_LABELS]) + 1
+    C[_K_LABELS] = float(n)
+    span = int(C[_K_SPAN])
+    if n % span == 0:
+        q = n // span
+        _start_instance(C, q % 2, q + 1)
+    return fired
+
+
+@kernel
+def compare_score(C):
+    """The test's current log e-value: the larger of its instances' log wealth + log pi_j."""
+    best = _NONE
+    for i in range(_SLOTS):
+        s = _slot(C, i)
+        if s[_I_J] >= 1.0:
+            v = s[_I_PJ] + _log_wealth(s[_I_S], s[_I_V])
+            best = v if v > best else best
+    return best
+
+
+@kernel
+def compare_alarm(C, span):
+    """The test fired: count the alarm, then ``compare_restart``."""
+    C[_K_ALARMS] += 1.0
+    compare_restart(C, span)
+
+
+@inline_kernel
+def rls_products(x, w, P, Px):
+    """Px = P x (row axpys, the order ``rls_learn_fused`` accumulates in);
+    returns (w^T x, x^T P x)."""
+    d = w.shape[0]
+    for j in range(d):
+        Px[j] = 0.0
+    for i in range(d):
+        xi = np.float64(x[i])
+        for j in range(d):
+            Px[j] += xi * P[i, j]
+    f = 0.0
+    r = 0.0
+    for j in range(d):
+        xj = np.float64(x[j])
+        f += w[j] * xj
+        r += xj * Px[j]
+    return f, r
+
+
+@inline_kernel
+def rls_fits(f, r, P, Px, scale):
+    """``eprocess._rls_fits``: f finite, 1 + s r >= 1/2 and every updated
+    diagonal entry >= -8 d eps (refused labels are not learnt; the refusal
+    depends on x and the past only)."""
+    den = 1.0 + scale * r
+    if not (den >= 0.5 and math.isfinite(f) and math.isfinite(den)):
+        return False
+    slack = 8.0 * Px.shape[0] * 2.220446049250313e-16
+    for i in range(Px.shape[0]):
+        v = scale * Px[i]
+        if not scale * P[i, i] - v * v / den >= -slack:
+            return False
+    return True
+
+
+@inline_kernel
+def rls_learn_fused(y, f, r, w, P, Px, scale, xnext, acc, fuse):
+    """Learn (x, y) given Px = P x, f = w^T x, r = x^T P x, with P first scaled
+    by ``scale`` (1 / lambda; 1: no forgetting), in one pass over P; with
+    ``fuse``, acc = P_new xnext accumulated in the same pass (the sums of
+    ``rls_products``, so the same bits)."""
+    d = w.shape[0]
+    r *= scale
+    c = 1.0 / (1.0 + r)
+    g = (y - f) * c
+    sc = math.sqrt(c) * scale
+    for j in range(d):
+        w[j] += Px[j] * scale * g
+        Px[j] *= sc
+    if fuse:
+        for j in range(d):
+            acc[j] = 0.0
+        for i in range(d):
+            ui = Px[i]
+            xi = np.float64(xnext[i])
+            for j in range(d):
+                v = P[i, j] * scale - ui * Px[j]
+                P[i, j] = v
+                acc[j] += xi * v
+    else:
+        for i in range(d):
+            ui = Px[i]
+            for j in range(d):
+                P[i, j] = P[i, j] * scale - ui * Px[j]
+
+
+# ----------------------------------------------------- SelectiveSampler's side
+@inline_kernel
+def candidate_prediction(x, C, d, Pcx):
+    """(fc, r): the candidate RLS's margin wc^T x and x^T Pc x (Pc x left in Pcx)."""
+    wc, Pc = compare_rls(C, d)
+    return rls_products(x, wc, Pc, Pcx)
+
+
+@inline_kernel
+def candidate_learn(y, f, r, C, d, Pcx):
+    """The candidate learns (x, y) with forgetting CANDIDATE_LAMBDA per label;
+    P is divided by lambda only while its trace is at most d (the prior's),
+    so the directions the labels do not excite cannot wind up."""
+    wc, Pc = compare_rls(C, d)
+    trace = 0.0
+    for i in range(d):
+        trace += Pc[i, i]
+    scale = 1.0 / CANDIDATE_LAMBDA if trace <= d else 1.0
+    if rls_fits(f, r, Pc, Pcx, scale):
+        rls_learn_fused(y, f, r, wc, Pc, Pcx, scale, Pcx, Pcx, False)
+
+
+@inline_kernel
+def shadow_prediction(x, C, d, Psx):
+    """(fs, r): the shadow RLS's margin ws^T x and x^T Ps x (Ps x left in Psx)."""
+    ws, Ps = shadow_rls(C, d)
+    return rls_products(x, ws, Ps, Psx)
+
+
+@inline_kernel
+def shadow_learn(y, f, r, C, d, Psx):
+    """The shadow learns (x, y), without forgetting."""
+    ws, Ps = shadow_rls(C, d)
+    if rls_fits(f, r, Ps, Psx, 1.0):
+        rls_learn_fused(y, f, r, ws, Ps, Psx, 1.0, Psx, Psx, False)
+
+
+@kernel
+def shadow_restart(C, d, x, Psx):
+    """At a switch the shadow restarts from the candidate's weights (ws = wc,
+    Ps = I, as the classifier); returns its (fs, r) for x, Ps x = x in Psx."""
+    wc, _pc = compare_rls(C, d)
+    ws, Ps = shadow_rls(C, d)
+    _reset_rls(ws, Ps)
+    f = 0.0
+    r = 0.0
+    for j in range(d):
+        ws[j] = wc[j]
+        xj = np.float64(x[j])
+        Psx[j] = xj
+        f += ws[j] * xj
+        r += xj * xj
+    return f, r
+
+
+@inline_kernel
+def wrong(f, y):
+    """1.0 when sign(f) (sign(0) = +1) is not the label y in {-1, +1}, else 0.0."""
+    return 1.0 if (f >= 0.0) != (y > 0.0) else 0.0
+
+
+@inline_kernel
+def track_confidence(C, margin, up, down):
+    """``eprocess.track_confidence`` on this block's threshold."""
+    theta = C[_K_THETA]
+    theta *= up if margin > theta else down
+    C[_K_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
+
+
+def compare_span(d):
+    """Tested rounds between two instance starts (SelectiveSampler)."""
+    return 256
+
+
+# ------------------------------------------------------------- the drift alarm
+# DriftAlarm's kernels take (X, Y, M, rows, C, N, work, hyper, codes):
+#   C  learnt, float64: the test's block with the incumbent RLS and y's statistics
+#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts _D_*
+#   work  float64 (2 d): P0 x, the next row's P0 x (fused)
+#   hyper  float64: delta, the clip width (in absolute deviations); codes int64: span, burn-in
+_HC_DELTA, _HC_WIDTH = range(2)
+_N_COMPARE_HYPER = 2
+_CC_SPAN, _CC_BURN = range(2)
+_N_COMPARE_CODES = 2
+#: The incumbent's prior P0 = PRIOR_SCALE / ||x_1||^2 I (x_1: the epoch's first
+#: nonzero row): weak against the data at any scale of the inputs.
+PRIOR_SCALE = 1e6
+#: Values beyond these are not tested (as the e-process's DriftAlarm test).
+_X2_LIMIT = 1e100
+_Y_LIMIT = 1e50
+
+
+def drift_span(d):
+    """Rows between two instance starts (DriftAlarm)."""
+    return 512
+
+
+def drift_burn(d):
+    """Rows of an epoch the incumbent learns before the test starts."""
+    return 10 * d + 20
+
+
+@inline_kernel
+def _clip(v, lo, hi):
+    return lo if v < lo else (hi if v > hi else v)
+
+
+@inline_kernel
+def _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc, hyper, codes):
+    """One row: the incumbent RLS's prediction against the model's, clipped
+    squared losses normalised by the predictable range, into the test; then
+    y's statistics and the incumbent learn the row.
+
+    Returns (status, fused): status 1 on an alarm, 0 without, -1 when the row
+    is not tested (a value not finite, or beyond the limits); fused: the
+    next row's P0 x is in work[d:] (accumulated in this row's update).
+    ``fresh``: work[:d] already holds P0 X[t].
+    """
+    d = X.shape[1]
+    n = X.shape[0]
+    y = np.float64(Y[t])
+    m = np.float64(M[t])
+    nn = 0.0
+    for j in range(d):
+        v = np.float64(X[t, j])
+        nn += v * v
+    if not (math.isfinite(nn) and math.isfinite(y) and math.isfinite(m)):
+        return -1, False
+    if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
+        return -2, False
+    rows = C[_K_ROWS]
+    if rows == 0.0:
+        if nn == 0.0:
+            return 0, False  # the prior waits for a row that sets its scale
+        p0 = PRIOR_SCALE / nn
+        p0 = p0 if p0 < 1e100 else 1e100
+        for i in range(d):
+            w0[i] = 0.0
+            for j in range(d):
+                P0[i, j] = 0.0
+            P0[i, i] = p0
+        fresh = False
+    if not fresh:
+        f, r = rls_products(X[t], w0, P0, Px)
+    else:
+        f = 0.0
+        r = 0.0
+        for j in range(d):
+            xj = np.float64(X[t, j])
+            f += w0[j] * xj
+            r += xj * Px[j]
+    fired = False
+    if rows >= codes[_CC_BURN] and ys[_Y_ABSDEV] > 0.0:
+        width = hyper[_HC_WIDTH] * ys[_Y_ABSDEV]
+        lo = ys[_Y_MEAN] - width
+        hi = ys[_Y_MEAN] + width
+        yc = _clip(y, lo, hi)
+        li = yc - _clip(f, lo, hi)
+        lc = yc - _clip(m, lo, hi)
+        delta = (li * li - lc * lc) / ((hi - lo) * (hi - lo))
+        delta = -1.0 if delta < -1.0 else (1.0 if delta > 1.0 else delta)
+        if math.isfinite(delta):
+            fired = compare_label(delta, threshold, C)
+    # y's statistics of the epoch (after their use: predictable).
+    k = rows + 1.0
+    dev = abs(y - ys[_Y_MEAN]) if rows > 0.0 else 0.0
+    ys[_Y_MEAN] += (y - ys[_Y_MEAN]) / k
+    if rows > 0.0:
+        ys[_Y_ABSDEV] += (dev - ys[_Y_ABSDEV]) / rows
+    C[_K_ROWS] = k
+    fuse = False
+    if rls_fits(f, r, P0, Px, 1.0):
+        fuse = t + 1 < n
+        rls_learn_fused(y, f, r, w0, P0, Px, 1.0, X[t + 1] if fuse else X[t], acc, fuse)
+    if fired:
+        C[_K_ALARMS] += 1.0
+        compare_restart(C, codes[_CC_SPAN])
+        for k2 in range(_N_YSTATS):
+            ys[k2] = 0.0
+        return 1, False
+    return 0, fuse
+
+
+@kernel
+def compare_drift_run(X, Y, M, rows, C, N, work, hyper, codes, record, n_counts):
+    """``_drift_compare_row`` over rows 0 .. rows - 1, recording alarms in N
+    (``record`` entries, then ``n_counts`` counts: seen, skipped, alarms);
+    returns the alarms raised."""
+    d = X.shape[1]
+    alarms = 0
+    fresh = False
+    counts = N[record : record + n_counts]
+    threshold = -math.log(hyper[_HC_DELTA])
+    w0, P0 = compare_rls(C, d)
+    ys = _ystats(C, d)
+    Px = work[:d]
+    acc = work[d : 2 * d]
+    for t in range(rows):
+        status, fused = _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc,
+                                           hyper, codes)
+        if fused:
+            for j in range(d):
+                Px[j] = acc[j]
+        fresh = fused
+        if status == -2:
+            counts[1] += 1
+        if status >= 0:
+            counts[0] += 1
+        if status == 1:
+            k = counts[2]
+            N[k % record] = counts[0] - 1
+            counts[2] = k + 1
+            alarms += 1
+    return alarms
+
+
+def compare_faults(C, d, span, drift, field):
+    """(field, reason) for every invariant a loaded block C breaks (plain Python)."""
+    faults = []
+    C = np.asarray(C, dtype=np.float64)
+    if C.shape[0] != compare_size(d, drift):
+        return [(field, f"has {C.shape[0]} values, expected {compare_size(d, drift)}")]
+    limit = 2.0**53
+
+    def count(v):
+        return v == math.floor(v) and 0.0 <= v <= limit
+
+    if not np.all(np.isfinite(C)):
+        faults.append((field, "holds a value that is not finite"))
+        return faults
+    if C[_K_SPAN] != span:
+        faults.append((field, f"holds an instance span of {C[_K_SPAN]!r}, expected {span}"))
+    if not (count(C[_K_LABELS]) and count(C[_K_ALARMS]) and count(C[_K_ROWS])):
+        faults.append((field, "holds a count that is not a whole number in [0, 2^53]"))
+    if not C[_K_THETA] >= THETA_FLOOR:
+        faults.append((field, f"holds a confidence threshold {C[_K_THETA]!r} below "
+                              f"{THETA_FLOOR}"))
+    live = 0
+    for i in range(_SLOTS):
+        s = C[_N_GLOBALS + i * _N_SCALARS : _N_GLOBALS + (i + 1) * _N_SCALARS]
+        if s[_I_J] >= 1.0:
+            live += 1
+            if not (count(s[_I_J]) and count(s[_I_N]) and s[_I_N] <= 2 * span
+                    and abs(s[_I_S]) <= s[_I_N] and 0.0 <= s[_I_V] <= s[_I_N]
+                    and abs(s[_I_PJ] - python_function(_log_prior)(s[_I_J])) <= 1e-9):
+                faults.append((field, f"instance {i} holds inconsistent sums or counts"))
+    if C[_K_WAIT] != (0.0 if drift else 1.0):
+        faults.append((field, f"holds a wait flag {C[_K_WAIT]!r} of the other model"))
+    if live == 0 and not (C[_K_WAIT] == 1.0 and C[_K_LABELS] < span):
+        faults.append((field, "holds no running instance of the test"))
+    o = _N_GLOBALS + _SLOTS * _N_SCALARS
+    P = C[o + d : o + d + d * d].reshape((d, d))
+    if not np.array_equal(P, P.T):
+        faults.append((field, "the RLS's P is not symmetric"))
+    elif not drift:
+        bound = d / CANDIDATE_LAMBDA * (1.0 + 1e-6)
+        if not (np.all(np.abs(P) <= bound) and np.trace(P) <= bound
+                and np.linalg.eigvalsh(P).min() >= -1e-6):
+            faults.append((field, "the candidate's P is not symmetric positive "
+                                  f"semi-definite with its trace within {bound:.4g}"))
+        if not np.all(np.abs(C[o : o + d]) <= 1e12):
+            faults.append((field, "the candidate's weights exceed 1e12"))
+        o2 = o + d + d * d
+        Ps = C[o2 + d : o2 + d + d * d].reshape((d, d))
+        if not (np.array_equal(Ps, Ps.T) and np.all(np.abs(Ps) <= 1.0 + 1e-6)
+                and np.all(np.abs(C[o2 : o2 + d]) <= 1e12)):
+            faults.append((field, "the shadow RLS is not symmetric with entries in [-1, 1] "
+                                  "and weights within 1e12"))
+    return faults
+
+
+# Kernels here call eprocess's and linalg's: recompile them when they change (see _jit).
+recompile_with(globals(), _eprocess_kernels, _linalg_kernels)
