@@ -5,10 +5,11 @@ side by side, every one learning every sample, on K adjacent factors of a
 lattice that covers the whole range: 0, then factors about 3x apart in the
 odds mu / (1 - mu) up to 0.99 (``DEFAULT_LATTICE``). It predicts with their
 predictions weighted by fixed share (Herbster & Warmuth 1998): exponential
-weights on each member's squared error, mixed with a little of the uniform
-weights at every step so that the lead can change hands when the drift
-changes. Every 32 samples the window of members slides one factor along
-the lattice when its fastest or slowest member has the smallest loss
+weights on each member's loss (its squared error for regression, its
+wrong signs for labels), mixed with a little of the uniform weights at
+every step so that the lead can change hands when the drift changes.
+Every 32 samples the window of members slides one factor along the
+lattice when its fastest or slowest member has the smallest loss
 averaged over the last ~500 samples: the rate is found wherever it lies,
 in fixed memory and at the cost of K DFOPs. ``forgetting_`` is the
 members' factors weighted, the drift rate the bank has learnt.
@@ -28,6 +29,7 @@ from ._interval import BankIntervals
 from ._jit import FirstCall, python_function
 from ._kernels.bank import (
     CLASSIFY,
+    ERROR_LIMIT,
     ETA,
     LATTICE,
     LIMIT,
@@ -81,7 +83,7 @@ class DFOPBankState(NamedTuple):
     forgotten: np.ndarray  # float64 (K, 1): each member's DFOP ``forgotten``
     member_counts: np.ndarray  # int64 (K, 4): each member's DFOP ``counts``
     weights: np.ndarray  # float64 (K,): the fixed-share weights v
-    scale: np.ndarray  # float64 (3,): count, mean and variance of the targets (regression)
+    scale: np.ndarray  # float64 (3,): count, mean and variance of the bank's errors (regression)
     window: np.ndarray  # int64 (1,): the lattice index of member 0's factor
     losses: np.ndarray  # float64 (K,): the members' slow losses (which move the window)
     counts: np.ndarray  # int64 (2,): samples learnt, skipped
@@ -216,7 +218,7 @@ def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int) -> list[tu
     A window within the lattice; every member's DFOP invariants
     (``DFOP._state_faults``; a member that started as a copy of its
     neighbour carries the neighbour's ``forgotten``, so the bound is the
-    lattice's largest period); weights that are a distribution; a target
+    lattice's largest period); weights that are a distribution; a loss
     scale that is one.
     """
     faults = []
@@ -245,12 +247,13 @@ def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int) -> list[tu
     if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
         faults.append(("weights", "are not positive weights of sum 1"))
     count, mean, variance = (float(v) for v in s.scale)
-    # The targets a bank learns are within LIMIT: so is their mean, and their
-    # variance within (2 LIMIT)^2; beyond, the next update overflows (found
-    # by the hostile state-file test: a mean of 5e299).
-    if not (count >= 0.0 and abs(mean) <= LIMIT and 0.0 <= variance <= 4.0 * LIMIT * LIMIT):
+    # The bank's errors enter the scale clipped to ERROR_LIMIT: so is their
+    # mean, and their variance within (2 ERROR_LIMIT)^2; beyond, the next
+    # update overflows (found by the hostile state-file test: a mean of 5e299).
+    if not (count >= 0.0 and abs(mean) <= ERROR_LIMIT
+            and 0.0 <= variance <= 4.0 * ERROR_LIMIT * ERROR_LIMIT):
         faults.append(("scale", f"holds count {count!r}, mean {mean!r}, variance {variance!r}: "
-                                f"not the statistics of targets within {LIMIT:g}"))
+                                f"not the statistics of errors within {ERROR_LIMIT:g}"))
     return faults
 
 
@@ -416,8 +419,9 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         {\sum_j u_{t,j} e^{-\eta \ell_{t,j}}} + \frac{\alpha}{K},
 
     q_k the member's prediction (clipped to [-1, 1] for classification) and
-    l_k its squared error, divided by the targets' running variance for
-    regression (fixed share, ``_kernels/bank.py``). The weights follow the
+    l_k its loss: for regression its squared error over 50 times the bank's
+    own running mean squared error, for classification 1/4 when its sign is
+    wrong (fixed share, ``_kernels/bank.py``). The weights follow the
     member that predicts best *now*. Every 32 samples, when the fastest
     (slowest) member has strictly the smallest loss averaged over about
     500 samples, L_k <- L_k + (l_k - L_k) / 500, the window moves one factor
@@ -443,8 +447,8 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         before the window). A one-member bank is plain DFOP (its state and
         predictions bit for bit).
     learning_rate : float, default 2.0
-        eta of the exponential weights (on losses of order 1: the squared
-        error of +-1 labels, or divided by the targets' variance).
+        eta of the exponential weights (on the losses above: 1/4 a wrong
+        sign, or the squared error over 50 times the bank's mean squared error).
     share : float, default 1e-3
         alpha of fixed share, in [0, 1): the weight every member keeps.
     coverage : float in (0, 1), optional

@@ -46,7 +46,7 @@ class SparseDFOPBankState(NamedTuple):
     forgotten: np.ndarray  # float64 (K, 1)
     member_counts: np.ndarray  # int64 (K, 4)
     weights: np.ndarray  # float64 (K,): the fixed-share weights
-    scale: np.ndarray  # float64 (3,): the targets' count, mean, variance
+    scale: np.ndarray  # float64 (3,): the bank's errors' count, mean, variance
     window: np.ndarray  # int64 (1,): the lattice index of member 0's factor
     losses: np.ndarray  # float64 (K,): the members' slow losses
     M_T: np.ndarray  # (D, d) for "gaussian", else (0, d) (SparseDFOP's)

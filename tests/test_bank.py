@@ -57,18 +57,22 @@ class ReferenceBank:
         if self.classify:
             q = np.clip(q, -1.0, 1.0)
         yhat = float(self.v @ q)
-        s = 1.0 if self.classify or self.var <= 0 else self.var
-        loss = np.minimum((q - y) ** 2 * (1.0 / s), 1e5)
+        # regression: the squared error over 50 times the bank's own mean squared
+        # error (1 until positive); labels: 1/4 for a wrong sign
+        ms = 50.0 * (self.var + self.mean * self.mean)
+        s = 1.0 if self.classify or not ms > 0 else ms
+        wrong = np.where((q >= 0) == (y > 0), 0.0, 1.0)
+        loss = 0.25 * wrong if self.classify else np.minimum((q - y) ** 2 * (1.0 / s), 1e5)
         v = self.v * np.exp(-self.eta * (loss - loss.min()))
         u = v / v.sum()
         self.v = (1 - self.share) * u + self.share / len(u)
         # the slow losses: the error rate for labels, the losses for regression
-        slow_loss = np.where((q >= 0) == (y > 0), 0.0, 1.0) if self.classify else loss
+        slow_loss = wrong if self.classify else loss
         self.slow = self.slow + (1.0 / 500.0) * (slow_loss - self.slow)
         if not self.classify:
             self.n += 1
             rate = 1.0 / min(self.n, 2000)
-            delta = y - self.mean
+            delta = np.clip(yhat - y, -2e100, 2e100) - self.mean  # the bank's error
             self.mean += rate * delta
             self.var = (1 - rate) * (self.var + rate * delta * delta)
         self.learnt += 1

@@ -28,8 +28,12 @@ def best_fixed_of_results() -> dict[str, float]:
     best = {}
     for line in (ROOT / "docs" / "results.md").read_text().splitlines():
         cells = [c.strip() for c in line.split("|")]
-        if len(cells) > 10 and cells[2].replace(",", "").isdigit():
-            best[cells[1]] = float(cells[8].split()[0])
+        if (len(cells) > 10 and cells[2].replace(",", "").isdigit()
+                and cells[1] not in best):  # the first table (later ones hold other columns)
+            try:
+                best[cells[1]] = float(cells[8].split()[0])
+            except ValueError:  # a later table's row (intervals: a coverage in %)
+                continue
     return best
 
 

@@ -10,7 +10,9 @@ The bank predicts with the members' predictions weighted by fixed share
 
     q_k  = member k's prediction w_k^T x (classification: clipped to [-1, 1])
     yhat = sum_k v_k q_k                      (the weights v sum to 1)
-    l_k  = min((q_k - y)^2 / s, LOSS_CAP)     (s = 1, or the target's variance)
+    l_k  = min((q_k - y)^2 / s, LOSS_CAP)     (regression: s = ERROR_SCALE times
+                                               the bank's own mean squared error)
+    l_k  = WRONG_SIGN_LOSS [sign(q_k) != y]   (classification: the member's 0-1 loss)
     v_k <- v_k exp(-eta (l_k - min_j l_j))    (exponential weights)
     v_k <- (1 - alpha) v_k / sum(v) + alpha / K   (fixed share)
 
@@ -31,7 +33,7 @@ Blocks (docs/design/calling_convention.md):
   each, every ``member_stride(d)`` floats: scratch, learnt L, hyper, codes),
   the chunk of predictions (K * CHUNK, scratch), the bank's hyper-parameters
   and codes (codes[LATTICE]: the lattice's length), its counters (learnt,
-  skipped), the target scale (n, mean, variance), the weights v (K), the
+  skipped), the loss scale (n, mean, variance of the bank's errors), the weights v (K), the
   members' predictions q (K, scratch), the window (low), the lattice's
   factors and refresh periods, and the members' slow losses (K).
   ``_bank_views`` is the one layout.
@@ -57,14 +59,31 @@ from .dfop import MU, PERIOD, _dfop_learn_many, _dfop_learn_one, _packed_views, 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
 #: CHUNK predictions; 32 rows make the call's cost negligible).
 CHUNK = 32
-#: Largest |x_j| and |y| a bank accepts (target variance and losses stay finite).
+#: Largest |x_j| and |y| a bank accepts (the loss scale and losses stay finite).
 LIMIT = 1e100
 #: A member's loss is capped here: exp(-eta LOSS_CAP) is 0 for eta >= 1e-2,
 #: and l_k - min(l) is never inf - inf.
 LOSS_CAP = 1e5
-#: The target scale's memory: the plain mean and variance of the first
-#: SCALE_MEMORY targets, then exponentially weighted with rate 1 / SCALE_MEMORY.
+#: The loss scale's memory: the plain mean and variance of the bank's first
+#: SCALE_MEMORY errors, then exponentially weighted with rate 1 / SCALE_MEMORY.
 SCALE_MEMORY = 2000
+#: The bank's errors enter the loss scale clipped to +-ERROR_LIMIT (a member's
+#: prediction may be any finite number; the scale's statistics stay finite).
+ERROR_LIMIT = 2.0 * LIMIT
+#: Regression: a member's squared error is divided by ERROR_SCALE times the
+#: bank's own running mean squared error (eta = 2 on it). Measured on the
+#: random-walk streams (examples/adaptation_forgetting.py, 2 seeds), coefficients
+#: whose best fixed mu is ~0.2: ERROR_SCALE 4, 20, 50, 100 read 1.10, 1.08/1.05,
+#: 1.07/1.05, 1.06/1.04 of the best fixed MSE, the other streams 1.004 at most
+#: up to 50 (the target's variance, before: 1.09/1.06, 1.02 at mu ~0.1).
+ERROR_SCALE = 50.0
+#: Classification: a member whose sign is wrong loses this (its 0-1 loss
+#: times WRONG_SIGN_LOSS: eta = 2 on it is 0.5 a mistake). The squared error
+#: of the clipped score, before, favoured members that shrink their scores
+#: where the drift is fast (-0.9 .. -3.4 points at best fixed mu 0.1-0.9);
+#: 1, 0.5, 0.25 read 22, 26, 26 of 26 random-walk streams within 1 point,
+#: worst -0.63, -0.55, -0.61 on the paper's 25 (docs/design/auto-forgetting.md).
+WRONG_SIGN_LOSS = 0.25
 
 # The block A: the members' DFOP blocks, the chunk of predictions, then the
 # bank's hyper (float), codes (int64 bits), learnt fields, scratch and lattice.
@@ -152,31 +171,36 @@ def _combine(q, v):
 
 
 @inline_kernel
-def _target_scale(scale, classify):
-    """s: 1 for labels, else the targets' variance so far (1 until it is positive)."""
-    if classify or not scale[2] > 0.0:
+def _loss_scale(scale):
+    """s (regression): ERROR_SCALE times the bank's mean squared error so far,
+    its errors' variance plus their mean squared (1 until it is positive)."""
+    s = ERROR_SCALE * (scale[2] + scale[1] * scale[1])
+    if not s > 0.0:
         return 1.0
-    return scale[2]
+    return s
 
 
 @inline_kernel
-def _observe_target(scale, y):
-    """Update (n, mean, variance) of the targets with y (Welford, then exponential)."""
+def _observe_error(scale, e):
+    """Update (n, mean, variance) of the bank's errors with e, clipped to
+    +-ERROR_LIMIT (Welford over the first SCALE_MEMORY, then exponential)."""
+    e = min(max(e, -ERROR_LIMIT), ERROR_LIMIT)
     n = scale[0] + 1.0
     scale[0] = n
     rate = 1.0 / min(n, SCALE_MEMORY)
-    delta = y - scale[1]
+    delta = e - scale[1]
     scale[1] += rate * delta
     scale[2] = (1.0 - rate) * (scale[2] + rate * delta * delta)
 
 
 @inline_kernel
-def _reweigh(q, y, v, eta, share, s):
+def _reweigh(q, y, v, eta, share, s, classify):
     """Exponential weights on the losses of q against y, then fixed share.
 
-    The loss is the squared error, over s for regression (for labels, of the
-    clipped score: half the absolute error, which follows accuracy more
-    closely, lost up to 1.1 points on the paper's streams,
+    The loss is the squared error over s for regression; for labels,
+    WRONG_SIGN_LOSS when the sign of q_k is not y's (the squared error of
+    the clipped score favoured members that shrink their scores, half its
+    absolute error lost up to 1.2 points on the paper's streams:
     docs/design/auto-forgetting.md).
 
     The share is written u_k + alpha (1 / K - u_k), u = v / sum(v): the same
@@ -187,9 +211,12 @@ def _reweigh(q, y, v, eta, share, s):
     inv_s = 1.0 / s
     least = LOSS_CAP
     for k in range(K):
-        err = q[k] - y
-        loss = (err * err) * inv_s
-        loss = loss if loss < LOSS_CAP else LOSS_CAP
+        if classify:
+            loss = 0.0 if (q[k] >= 0.0) == (y > 0.0) else WRONG_SIGN_LOSS
+        else:
+            err = q[k] - y
+            loss = (err * err) * inv_s
+            loss = loss if loss < LOSS_CAP else LOSS_CAP
         q[k] = loss  # q is scratch: it holds the losses from here on
         least = loss if loss < least else least
     total = 0.0
@@ -206,18 +233,19 @@ def _reweigh(q, y, v, eta, share, s):
 @inline_kernel
 def _aggregate(q, y, hyper, codes, scale, v, slow):
     """The bank's round: yhat from the members' predictions q, then learn y
-    (the weights, the targets' scale, the members' slow losses)."""
+    (the weights, the loss scale, the members' slow losses)."""
     classify = codes[CLASSIFY] != 0
     yhat = _combine(q, v)
     if classify:  # the slow loss is the error rate: what the window must lower
         for k in range(v.shape[0]):
             wrong = 0.0 if (q[k] >= 0.0) == (y > 0.0) else 1.0
             slow[k] += SLOW_RATE * (wrong - slow[k])
-    _reweigh(q, y, v, hyper[ETA], hyper[SHARE], _target_scale(scale, classify))
+    s = 1.0 if classify else _loss_scale(scale)
+    _reweigh(q, y, v, hyper[ETA], hyper[SHARE], s, classify)
     if not classify:
         for k in range(v.shape[0]):  # q holds the losses now
             slow[k] += SLOW_RATE * (q[k] - slow[k])
-        _observe_target(scale, y)
+        _observe_error(scale, yhat - y)
     return yhat
 
 
