@@ -336,3 +336,26 @@ def test_mores_intervals_save_load_errors_and_predict_out(tmp_path):
     np.testing.assert_array_equal(out, model.predict_one(X[1]))
     with pytest.raises(ValueError, match="out must be"):
         model.predict_one(X[1], out=np.empty(3))
+
+
+def test_sparse_dfop_auto_intervals_learn_one_equals_learn_many_and_cover():
+    X, y = _sparse_stream(3000, 40, seed=6)
+    X[[11, 400], 2] = np.nan
+    a = SparseDFOP(40, 8, "auto", coverage=0.9, on_invalid="skip")
+    b = SparseDFOP(40, 8, "auto", coverage=0.9, on_invalid="skip")
+    assert type(a).__name__ == "SparseDFOPBank"
+    block = np.vstack([a.learn_many(X[:1000], y[:1000], interval=True),
+                       a.learn_many(sp.csr_matrix(X[1000:]), y[1000:], interval=True)])
+    loop = np.array([b.learn_one(X[t], y[t], interval=True) for t in range(len(y))])
+    np.testing.assert_array_equal(loop, block)
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)
+    assert np.isnan(block[[11, 400]]).all()
+    c = SparseDFOP(40, 8, "auto", on_invalid="skip")
+    np.testing.assert_array_equal(c.learn_many(X, y), block[:, 1])
+    idx = np.flatnonzero(X[0])
+    assert a.predict_interval((idx, X[0, idx])) == tuple(a.predict_interval_many(X[:1])[0])
+    ok = np.isfinite(block[:, 0])
+    hit = (block[ok, 0] <= y[ok]) & (y[ok] <= block[ok, 2])
+    assert abs(hit.mean() - 0.9) <= 0.015
+    assert abs(a.coverage_ - hit.mean()) <= 1.0 / hit.size
