@@ -130,6 +130,48 @@ class IntervalMixin:
         return float(np.sqrt(I[INT_SUM] / w)) if w > 0 else float("nan")  # type: ignore[index]
 
 
+class OutputsIntervalMixin(IntervalMixin):
+    """IntervalMixin for a multi-output model: one interval per output, each with its
+    own bookkeeping (``_I`` of shape (m, N_INTERVAL), a row per output)."""
+
+    def predict_interval(self, x: Any, coverage: Any = None) -> np.ndarray:  # type: ignore[override]
+        r"""(m, 3): lower, prediction, upper of each output for one sample, without learning.
+
+        .. math:: \hat y_j \mp q_j \hat\sigma_j
+
+        sigma_j the noise level of output j and q_j its calibrated quantile
+        (docs/design/intervals.md). ``coverage``: None or the model's own.
+        """
+        self._check_interval(coverage)
+        return self.predict_interval_many(self._row(x)[None, :])[0]  # type: ignore[attr-defined]
+
+    def predict_interval_many(self, X: Any, coverage: Any = None) -> np.ndarray:
+        """(n, m, 3): lower, prediction, upper of each output for each row, without learning."""
+        self._check_interval(coverage)
+        X = self._check_X(X)  # type: ignore[attr-defined]
+        out = np.empty((X.shape[0], self._I.shape[0], 3))  # type: ignore[union-attr]
+        self._interval_many(X, out)
+        return out
+
+    @property
+    def coverage_(self) -> np.ndarray:  # type: ignore[override]
+        """(m,): each output's long-run prequential coverage (NaN before its first interval)."""
+        self._check_interval(None)
+        I = self._I
+        scored = I[:, INT_SCORED]  # type: ignore[index]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(scored > 0, I[:, INT_COVERED] / scored, np.nan)  # type: ignore[index]
+
+    @property
+    def noise_scale_(self) -> np.ndarray:  # type: ignore[override]
+        """(m,): each output's forgetting-weighted noise level (NaN before its first residual)."""
+        self._check_interval(None)
+        I = self._I
+        w = I[:, INT_WEIGHT]  # type: ignore[index]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(w > 0, np.sqrt(I[:, INT_SUM] / w), np.nan)  # type: ignore[index]
+
+
 #: The noise level of a DFOPBank's intervals is forgotten at this rate (the
 #: bank's forgetting changes from step to step; 0.01 is the middle of its
 #: grid; the quantile tracker makes up for the rest, docs/design/intervals.md).

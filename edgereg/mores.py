@@ -29,12 +29,22 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import OnlineModel
+from ._interval import OutputsIntervalMixin, check_coverage, interval_blocks, interval_faults
 from ._jit import python_function
+from ._kernels.interval import (
+    IB_SIZE,
+    N_IHYPER,
+    N_INTERVAL,
+    interval_bands_outputs,
+    interval_outputs,
+    interval_pass_outputs,
+)
 from ._kernels.mores import (
     OK,
     _mo_predict_many,
     _mo_predict_one,
     _mores_learn_many,
+    _mores_learn_many_marked,
     _mores_learn_one,
     _mores_scratch,
     _mores_views,
@@ -44,7 +54,7 @@ from ._kernels.mores import (
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
 from ._validate import as_row, as_scalar, check_float, check_int
 
-__all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState"]
+__all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState", "MORESIntervalState"]
 
 #: Largest C accepted by MORES (measured on inputs of scale 1e-3..1e3,
 #: both dtypes: C = 1e8 refuses none, 1e10 refuses 10 of 500 float32 samples
@@ -71,6 +81,22 @@ class MORESState(NamedTuple):
     counts: np.ndarray  # int64 (2,): samples learnt, samples skipped
 
 
+class MORESIntervalState(NamedTuple):
+    """A MORES with calibrated intervals (``coverage`` set): MORES' state and each
+    output's interval bookkeeping (``_kernels/interval.py``), a row per output."""
+
+    W: np.ndarray
+    Omega: np.ndarray
+    Omega_inv: np.ndarray
+    S: np.ndarray
+    S_inv: np.ndarray
+    M: np.ndarray
+    N: np.ndarray
+    Q: np.ndarray
+    counts: np.ndarray
+    interval: np.ndarray  # float64 (m, 6): noise weight, weighted sum, scored, q, covered, 0
+
+
 class MORESWork(NamedTuple):
     """MORES' workspace: the sub-steps' buffers and the copy that undoes a
     non-finite step (views of one scratch block of the dtype, ``scratch``),
@@ -85,6 +111,22 @@ class MORESWork(NamedTuple):
     undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
     hyper: np.ndarray  # float64 (5,): C, decay, gamma, tau, tol (_kernels/mores.py's _H_*)
     codes: np.ndarray  # int64 (2,): fit_intercept, skip (_C_*)
+
+
+class MORESIntervalWork(NamedTuple):
+    """MORESWork and each output's interval constants and band (eta, the noise's
+    forgetting, the coverage; lower, prediction, upper), a row per output."""
+
+    x: np.ndarray
+    DD: np.ndarray
+    D: np.ndarray
+    Dm: np.ndarray
+    mm: np.ndarray
+    m: np.ndarray
+    undo: np.ndarray
+    hyper: np.ndarray
+    codes: np.ndarray
+    interval_hyper: np.ndarray  # float64 (m, 6): eta, noise forgetting, coverage; the band
 
 
 class SOMORState(NamedTuple):
@@ -157,9 +199,19 @@ class _MultiOutput(OnlineModel):
         return (n, self._m)
 
     # ------------------------------------------------------------ prediction
-    def predict_one(self, x: Any) -> np.ndarray:
-        """Predict the m outputs of one sample, W^T [x, 1] (no learning)."""
-        out = np.empty(self._m, dtype=np.float64)
+    def predict_one(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """Predict the m outputs of one sample, W^T [x, 1] (no learning).
+
+        ``out``: a float64 array of shape (n_outputs,) to write the prediction
+        into (and return), so that a loop allocates nothing per call.
+        """
+        if out is None:
+            out = np.empty(self._m, dtype=np.float64)
+        elif not (type(out) is np.ndarray and out.dtype == np.float64
+                  and out.shape == self._y_shape and out.flags.c_contiguous
+                  and out.flags.writeable):
+            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape "
+                             f"{self._y_shape}")
         _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
         return out
 
@@ -189,7 +241,7 @@ class _MultiOutput(OnlineModel):
         return self._learn_many_checked(X, Y)
 
 
-class MORES(_MultiOutput):
+class MORES(OutputsIntervalMixin, _MultiOutput):
     r"""Dynamic-structure online multiple-output regression (docs/algorithms/mores.md).
 
     Predicts y in R^m as yhat = W^T x and learns, after each sample, the
@@ -244,6 +296,20 @@ class MORES(_MultiOutput):
     on_invalid : {"raise", "skip"}
         What a sample with NaN/inf in x or y does: raise ``ValueError`` (state
         unchanged) or be skipped and counted in ``n_skipped_``.
+    coverage : float in (0, 1), optional
+        Calibrate one prediction interval per output at this coverage while
+        learning (default None: none, nothing added to a step). Output j's
+        interval before learning sample t is
+
+        .. math:: \hat y_{t,j} \mp q_j \hat\sigma_j
+
+        sigma_j^2 the ``decay``-weighted mean of output j's squared residuals
+        and q_j tracked online so that the long-run fraction of misses is
+        1 - coverage for any sequence (docs/design/intervals.md; MORES has no
+        leverage term x^T P x: its M_t^-1 is never formed).
+        :meth:`predict_interval` (shape (n_outputs, 3)),
+        ``learn_one(..., interval=True)``, ``learn_many(..., interval=True)``
+        (shape (n, n_outputs, 3)), ``coverage_`` (one per output).
 
     Attributes
     ----------
@@ -288,9 +354,12 @@ class MORES(_MultiOutput):
         fit_intercept: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        coverage: float | None = None,
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         self._init_outputs(n_outputs, fit_intercept)
+        self.coverage = check_coverage(coverage)
+        self._bands: np.ndarray | None = None
         self.C = check_float("C", C, 0.0, MAX_C, low_open=True)
         self.decay = check_float("decay", decay, 0.0, 1.0)
         self.gamma = check_float("gamma", gamma, 0.0, None)
@@ -311,12 +380,37 @@ class MORES(_MultiOutput):
         hyper = np.array([self.C, self.decay, self.gamma, self.tau, self._tol])
         codes = np.array([self.fit_intercept, self._skip], dtype=np.int64)
         work = MORESWork(*python_function(_mores_scratch)(scratch, D, m), hyper=hyper, codes=codes)
+        if self.coverage is None:
+            return state, work
+        # One block IB per output (bookkeeping, constants, band: ``ib_views``),
+        # rows of IBS; the learnt part is a view of its first columns. The
+        # noise level is forgotten at MORES' own rate, 1 - decay.
+        IBS = np.zeros((m, IB_SIZE))
+        for j in range(m):
+            IBS[j] = interval_blocks(self.coverage, 1.0 - self.decay)[0]
+        state = MORESIntervalState(*state, interval=IBS[:, :N_INTERVAL])
+        work = MORESIntervalWork(*work, interval_hyper=IBS[:, N_INTERVAL:])
         return state, work
+
+    def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:
+        faults = super()._state_faults(state)
+        if isinstance(state, MORESIntervalState):
+            for j in range(state.interval.shape[0]):
+                faults += interval_faults(state.interval[j], f"interval[{j}]")
+        return faults
 
     def _bind_state(self) -> None:
         s, w = self._state, self._work
         # The blocks the kernels take: A (every learnt matrix), counts, the scratch.
         self._blocks = (s.W.base, s.counts, w.x.base, w.hyper, w.codes)
+        interval = getattr(s, "interval", None)
+        self._I = interval
+        if interval is not None:
+            self._IBS = interval.base  # (m, IB_SIZE): output j's block is row j
+            self._band = self._IBS[:, N_INTERVAL + N_IHYPER:]  # (m, 3): learn_one's bands
+            # The forgetting the interval kernels see: 0 (v = 1; the noise's own
+            # forgetting, 1 - decay, is in each block's constants).
+            self._no_mu = np.zeros(1)
 
     @property
     def output_structure_(self) -> np.ndarray:
@@ -328,17 +422,20 @@ class MORES(_MultiOutput):
         """S (m x m), the learnt structure of the residuals (a copy)."""
         return self._state.S.copy()
 
-    def learn_one(self, x: Any, y: Any) -> np.ndarray:
+    def learn_one(self, x: Any, y: Any, interval: Any = False) -> np.ndarray:
         """Predict x with the current W, then learn (x, y); return that prediction.
 
         Parameters
         ----------
         x : array of shape (n_features,)
         y : array of shape (n_outputs,)
+        interval : bool, optional
+            Return each output's interval made before learning instead, shape
+            (n_outputs, 3): lower, prediction, upper (a model built with ``coverage``).
 
         Returns
         -------
-        ndarray of shape (n_outputs,)
+        ndarray of shape (n_outputs,), or (n_outputs, 3) with ``interval``
 
         Raises
         ------
@@ -346,16 +443,70 @@ class MORES(_MultiOutput):
             On NaN/inf in x or y (``on_invalid="raise"``); the state is then
             exactly as before the call.
         """
+        if interval:
+            self._check_interval(interval)
         xr = self._row(x)
         yr = self._target(y)
         out = np.empty(self._m, dtype=np.float64)
         status = _mores_learn_one(xr, yr, out, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
-        return out
+        if self._I is None:
+            return out
+        # The bands before learning, then the bookkeeping (a refused row: NaN
+        # bands, nothing learnt), as ``interval_pass_outputs`` does for a block.
+        interval_outputs(yr, out, 0.0 if status == OK else np.nan, 0.0, self._IBS)
+        return self._band.copy() if interval else out
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return _mores_learn_many(X, Y, out, *self._blocks)
+        if self._I is None:
+            return _mores_learn_many(X, Y, out, *self._blocks)
+        n = X.shape[0]
+        lev = np.empty(n)
+        bad = _mores_learn_many_marked(X, Y, out, lev, *self._blocks)
+        self._bands = np.empty((n, self._m, 3))
+        done = n if bad < 0 else bad
+        interval_pass_outputs(Y, self._no_mu, out, lev, done, self._IBS, self._bands)
+        self._bands = self._bands[:done] if bad >= 0 else self._bands
+        return bad
+
+    def learn_many(self, X: Any, Y: Any, interval: Any = False) -> np.ndarray:
+        """Learn a block in one kernel call; return the prequential predictions.
+
+        Parameters
+        ----------
+        X : array of shape (n, n_features)
+        Y : array of shape (n, n_outputs)
+        interval : bool, optional
+            Return each output's interval made before learning each row, shape
+            (n, n_outputs, 3): lower, prediction, upper (a model built with ``coverage``).
+
+        Returns
+        -------
+        ndarray of shape (n, n_outputs), or (n, n_outputs, 3) with ``interval``
+            Row t is made before learning X[t]; identical to calling
+            :meth:`learn_one` row by row.
+
+        Raises
+        ------
+        ValueError
+            At the first row with NaN/inf (``on_invalid="raise"``): the rows
+            before it are learnt (their intervals too), it and the rows after
+            it are not.
+        """
+        if interval:
+            self._check_interval(interval)
+        out = self._learn_many_checked(X, Y)
+        if interval:
+            bands, self._bands = self._bands, None
+            return bands
+        self._bands = None
+        return out
+
+    def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
+        pred = np.empty((X.shape[0], self._m))
+        self._predict_block(X, pred)
+        interval_bands_outputs(pred, self._IBS, out)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
@@ -363,6 +514,7 @@ class MORES(_MultiOutput):
             {"n_features": 4, "n_outputs": 3},
             {"n_features": 3, "n_outputs": 2, "decay": 1.0, "fit_intercept": False, "C": 5.0},
             {"n_features": 5, "n_outputs": 2, "gamma": 0.0, "tau": 10.0, "dtype": "float32"},
+            {"n_features": 3, "n_outputs": 2, "coverage": 0.9},  # calibrated intervals
         ]
 
 

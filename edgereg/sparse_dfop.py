@@ -23,8 +23,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ._interval import interval_blocks
 from ._kernels.dfop import OK
 from ._kernels.hashing import _MASK64
+from ._kernels.interval import dfop_predict_interval, interval_pass
 from ._kernels.sparse import (
     BLOCK_ROWS,
     HASHED,
@@ -34,12 +36,18 @@ from ._kernels.sparse import (
     _fill_columns,
     _sparse_learn_many_csr,
     _sparse_learn_many_dense,
+    _sparse_learn_many_leverage_csr,
+    _sparse_learn_many_leverage_dense,
     _sparse_learn_one_dense,
     _sparse_learn_one_sparse,
     _sparse_predict_many_csr,
     _sparse_predict_many_dense,
     _sparse_predict_one_dense,
     _sparse_predict_one_sparse,
+    _sparse_project_many_csr,
+    _sparse_project_many_dense,
+    _sparse_project_one_dense,
+    _sparse_project_one_sparse,
 )
 from ._validate import (
     _NUMERIC_KINDS,
@@ -51,7 +59,7 @@ from ._validate import (
 from .dfop import DFOP
 from .dfop import _allocate as _allocate_dfop
 
-__all__ = ["SparseDFOP", "SparseDFOPState"]
+__all__ = ["SparseDFOP", "SparseDFOPState", "SparseDFOPIntervalState"]
 
 _PROJECTIONS = ("gaussian", "hashed", "rademacher")
 
@@ -66,6 +74,18 @@ class SparseDFOPState(NamedTuple):
     counts: np.ndarray  # int64 (4,): learnt, skipped, DFOP's refresh counters
 
 
+class SparseDFOPIntervalState(NamedTuple):
+    """A SparseDFOP with calibrated intervals (``coverage`` set): its state and the
+    interval's bookkeeping (``_kernels/interval.py``)."""
+
+    w: np.ndarray
+    P: np.ndarray
+    forgotten: np.ndarray
+    M_T: np.ndarray
+    counts: np.ndarray
+    interval: np.ndarray  # float64 (6,): noise weight, weighted sum, scored, q, covered, 0
+
+
 class SparseDFOPWork(NamedTuple):
     """SparseDFOP's workspace: DFOP's (on psi) and the projection's scratch."""
 
@@ -76,6 +96,19 @@ class SparseDFOPWork(NamedTuple):
     col: np.ndarray  # (d,) one generated column of M
     psi_block: np.ndarray  # (BLOCK_ROWS, d) psi of a chunk of rows (learn_many)
     hash: np.ndarray  # uint32 (2 d8,), d8 = 8 ceil(d / 8): the two hash words of a column
+
+
+class SparseDFOPIntervalWork(NamedTuple):
+    """SparseDFOPWork and the interval's constants (eta, noise forgetting, coverage)."""
+
+    scratch: np.ndarray
+    hyper: np.ndarray
+    codes: np.ndarray
+    psi: np.ndarray
+    col: np.ndarray
+    psi_block: np.ndarray
+    hash: np.ndarray
+    interval_hyper: np.ndarray
 
 
 # ------------------------------------------------------------------ helpers
@@ -142,6 +175,16 @@ class SparseDFOP(DFOP):
     p0, keep_prior, dtype, on_invalid
         As in :class:`DFOP` (the prior refresh period is computed with d =
         ``n_components``).
+    coverage : float in (0, 1), optional
+        Calibrate prediction intervals of this coverage while learning
+        (regression; default None: none). As :class:`DFOP`'s on psi: the
+        interval before learning sample t is
+
+        .. math:: \psi_t^T v \mp q \sqrt{\hat\sigma^2 (\lambda + \psi_t^T P \psi_t) / \lambda}
+
+        (docs/design/intervals.md). :meth:`predict_interval`,
+        ``learn_one(..., interval=True)``, ``learn_many(..., interval=True)``,
+        ``coverage_``.
 
     Attributes
     ----------
@@ -195,6 +238,7 @@ class SparseDFOP(DFOP):
         keep_prior: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        coverage: float | None = None,
     ) -> None:
         self.n_components = check_int("n_components", n_components)
         if projection not in _PROJECTIONS:
@@ -208,7 +252,7 @@ class SparseDFOP(DFOP):
         self._M_cache: np.ndarray | None = None
         super().__init__(
             n_features, forgetting, task=task, p0=p0, keep_prior=keep_prior,
-            dtype=dtype, on_invalid=on_invalid,
+            dtype=dtype, on_invalid=on_invalid, coverage=coverage,
         )
 
     # ------------------------------------------------------------ state
@@ -238,7 +282,11 @@ class SparseDFOP(DFOP):
             psi_block=psi_block,
             hash=hbuf,
         )
-        return state, work
+        if self.coverage is None:
+            return state, work
+        _, I, ihyper, _ = interval_blocks(self.coverage)
+        return (SparseDFOPIntervalState(*state, interval=I),
+                SparseDFOPIntervalWork(*work, interval_hyper=ihyper))
 
     def _projection_arrays(self) -> tuple[np.ndarray, ...]:
         """M_T (learnt: the stored M, or empty), then the projection's scratch:
@@ -268,6 +316,8 @@ class SparseDFOP(DFOP):
         self._projection = (*head, work.psi, work.col, work.hash)
         self._projection_block = (*head, work.psi_block, work.col, work.hash)
         self._dfop_blocks = (self._PW, self._L, work.scratch, work.hyper, work.codes)
+        # DFOP's interval blocks and its learn_one with intervals, run on psi.
+        self._bind_interval()
 
     # ------------------------------------------------------------ inputs
     def _sparse_one(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -374,11 +424,13 @@ class SparseDFOP(DFOP):
             return 1.0 if score >= 0.0 else -1.0
         return score
 
-    def learn_one(self, x: Any, y: Any) -> float:
+    def learn_one(self, x: Any, y: Any, interval: Any = False) -> Any:
         """Predict x with the current model, then learn (x, y); return the prediction.
 
         ``x`` is a dense row of length D, the non-zeros ``(indices, values)``
-        of a sparse row, or a 1 x D ``scipy.sparse`` matrix.
+        of a sparse row, or a 1 x D ``scipy.sparse`` matrix. With
+        ``interval=True`` (a model built with ``coverage``), return the
+        interval made before learning instead: (lower, prediction, upper).
 
         Raises
         ------
@@ -386,7 +438,11 @@ class SparseDFOP(DFOP):
             On NaN/inf in x or y (``on_invalid="raise"``); the state is then
             exactly as before the call.
         """
+        if interval:
+            self._check_interval(interval)
         yv = label_sign(y) if self._classify else (y if type(y) is float else as_scalar(y))
+        if self._I is not None:
+            return self._learn_one_projected(x, y, yv, interval)
         if type(x) is tuple or sp.issparse(x):
             idx, val = self._sparse_one(x)
             shown: Any = (idx, val)
@@ -402,15 +458,69 @@ class SparseDFOP(DFOP):
             return 1.0 if yhat >= 0.0 else -1.0
         return yhat
 
+    def _project_one(self, x: Any) -> tuple[np.ndarray, Any]:
+        """psi = M x into the work's psi (a view: the next projection overwrites it),
+        and x as an error message shows it."""
+        if type(x) is tuple or sp.issparse(x):
+            idx, val = self._sparse_one(x)
+            _sparse_project_one_sparse(idx, val, self._projection)
+            return self._work.psi, (idx, val)
+        xr = self._row(x)
+        _sparse_project_one_dense(xr, self._projection)
+        return self._work.psi, xr
+
+    def _learn_one_projected(self, x: Any, y: Any, yv: float, interval: Any) -> Any:
+        """learn_one with intervals: project, then DFOP's learn_one with intervals on psi
+        (``_kernels/interval.py``), the same step as learn_many's on psi."""
+        psi, shown = self._project_one(x)
+        status = self._interval_kernel(psi, yv, self._PW, self._B, self._IB)
+        if status != OK and not self._skip:
+            raise ValueError(self._invalid_message(shown, y, "sample"))
+        band = self._band
+        if interval:
+            return float(band[0]), float(band[1]), float(band[2])
+        return float(band[1])
+
+    def predict_interval(self, x: Any, coverage: Any = None) -> tuple[float, float, float]:
+        r"""(lower, prediction, upper) for one sample (dense, ``(indices, values)`` or a
+        1 x D sparse row), without learning; as :meth:`DFOP.predict_interval` on psi."""
+        self._check_interval(coverage)
+        psi = self._project_one(x)[0]
+        band = np.empty((1, 3))
+        dfop_predict_interval(psi[None, :], self._PW, self._B, self._IB, band)
+        return float(band[0, 0]), float(band[0, 1]), float(band[0, 2])
+
+    def _interval_many(self, X: Any, out: np.ndarray) -> None:
+        Psi = np.empty((out.shape[0], self.n_components), dtype=self.dtype)
+        if isinstance(X, _CSR):
+            _sparse_project_many_csr((X.indptr, X.indices, X.data), self._projection, Psi)
+        else:
+            _sparse_project_many_dense(X, self._projection, Psi)
+        dfop_predict_interval(Psi, self._PW, self._B, self._IB, out)
+
     # ------------------------------------------------------------ block
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
         MU = self._forgetting_schedule(forgetting, X.shape[0])
+        csr = isinstance(X, _CSR)
+        if self._I is not None:
+            n = Y.shape[0]
+            lev = np.empty(n)
+            rest = (MU, out, lev, self._projection_block, *self._dfop_blocks)
+            if csr:
+                bad = _sparse_learn_many_leverage_csr((X.indptr, X.indices, X.data), Y, *rest)
+            else:
+                bad = _sparse_learn_many_leverage_dense(X, Y, *rest)
+            # The bookkeeping of the rows learnt, also when the block stops at a bad row.
+            self._bands = np.empty((n, 3))
+            interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._IB, self._bands)
+            return bad
         rest = (MU, out, self._projection_block, *self._dfop_blocks)
-        if isinstance(X, _CSR):
+        if csr:
             return _sparse_learn_many_csr((X.indptr, X.indices, X.data), Y, *rest)
         return _sparse_learn_many_dense(X, Y, *rest)
 
-    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
+    def learn_many(self, X: Any, y: Any, forgetting: Any = None,
+                   interval: Any = False) -> np.ndarray:
         """Learn a block in one kernel call; return the prequential predictions.
 
         Parameters
@@ -421,6 +531,9 @@ class SparseDFOP(DFOP):
         y : array of shape (n,)
         forgetting : float or array of shape (n,), optional
             Per-step forgetting factors (G-DFOP), as in :meth:`DFOP.learn_many`.
+        interval : bool, optional
+            Return the intervals made before learning each row, shape (n, 3):
+            lower, prediction, upper (a model built with ``coverage``).
 
         Raises
         ------
@@ -428,10 +541,17 @@ class SparseDFOP(DFOP):
             At the first row with NaN/inf (``on_invalid="raise"``): the rows
             before it are learnt, it and the rows after it are not.
         """
+        if interval:
+            self._check_interval(interval)
         if forgetting is not None and np.ndim(forgetting) == 0:
             n = X.shape[0] if (sp.issparse(X) or np.ndim(X) == 2) else 0
             forgetting = np.full(n, float(forgetting))
-        return self._finish(self._learn_many_checked(X, y, forgetting=forgetting))
+        out = self._learn_many_checked(X, y, forgetting=forgetting)
+        if interval:
+            bands, self._bands = self._bands, None
+            return bands
+        self._bands = None
+        return self._finish(out)
 
     def _predict_block(self, X, out):  # type: ignore[override]
         if isinstance(X, _CSR):
@@ -564,4 +684,5 @@ class SparseDFOP(DFOP):
              "projection": "gaussian"},
             {"n_features": 10, "n_components": 6, "projection": "rademacher", "seed": 3},
             {"n_features": 11, "n_components": 5, "dtype": "float32", "projection": "gaussian"},
+            {"n_features": 12, "n_components": 5, "coverage": 0.9},  # calibrated intervals
         ]

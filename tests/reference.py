@@ -125,6 +125,36 @@ def dfop_interval_reference(
     return bands, book
 
 
+def residual_interval_reference(
+    yhat: np.ndarray, y: np.ndarray, lam: float, coverage: float, eta: float, q0: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The prequential intervals of a model without a leverage term (v = 1: MORES, per
+    output), from the equations, given its predictions yhat.
+
+    Before step t: sigma^2 = S / N, N = sum_i lam^(t-1-i), S = sum_i lam^(t-1-i) e_i^2
+    over the steps before; the interval yhat -+ q sigma (infinite before the first
+    residual); then miss = |e| > q sigma and q <- q + eta (miss - (1 - coverage)).
+    Returns (bands (n, 3), the bookkeeping after every step (n, 6))."""
+    n = len(y)
+    bands = np.empty((n, 3))
+    book = np.zeros((n, 6))
+    N = S = scored = covered = 0.0
+    q = q0
+    for t in range(n):
+        half = np.inf if N == 0 else max(q, 0.0) * np.sqrt(S / N)
+        bands[t] = yhat[t] - half, yhat[t], yhat[t] + half
+        e = y[t] - yhat[t]
+        if N > 0:
+            miss = abs(e) > q * np.sqrt(S / N)
+            q += eta * (float(miss) - (1.0 - coverage))
+            scored += 1
+            covered += not miss
+        N = lam * N + 1.0
+        S = lam * S + e * e
+        book[t, :5] = N, S, scored, q, covered
+    return bands, book
+
+
 def dfop_canonical_with_reset(
     X: np.ndarray, y: np.ndarray, mu: float, p0: float, cap: float
 ) -> tuple[np.ndarray, int]:

@@ -9,9 +9,10 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from reference import dfop_interval_reference
+import scipy.sparse as sp
+from reference import dfop_interval_reference, mores_reference, residual_interval_reference
 
-from edgereg import DFOP, RLS, StateFileError, load
+from edgereg import DFOP, MORES, RLS, SparseDFOP, StateFileError, load
 from edgereg._interval import INTERVAL_RATE
 from edgereg._kernels.interval import INT_COVERED, INT_Q, INT_SCORED
 
@@ -160,3 +161,201 @@ def test_auto_forgetting_intervals_learn_one_equals_learn_many_and_cover():
     hit = (block[ok, 0] <= y[ok]) & (y[ok] <= block[ok, 2])
     assert abs(hit.mean() - 0.9) <= 0.015
     assert abs(a.coverage_ - hit.mean()) <= 1.0 / hit.size  # scored as held (up to a tie)
+
+
+# ------------------------------------------------------------------ SparseDFOP
+def _sparse_stream(n=200, D=30, seed=0, density=0.2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D)) * (rng.random((n, D)) < density)
+    w = rng.normal(size=(2, D))
+    y = np.where(np.arange(n) < n // 2, X @ w[0], X @ w[1])
+    return X, y + 0.3 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.03])
+def test_sparse_dfop_intervals_follow_the_reference_on_the_projection(mu):
+    """DFOP's reference intervals on psi_t = M x_t, compared after every step."""
+    X, y = _sparse_stream(160, 25)
+    model = SparseDFOP(25, 6, mu, keep_prior=False, coverage=0.9, projection="gaussian")
+    Psi = X @ model.projection_matrix().T
+    q0 = NormalDist().inv_cdf(0.95)
+    bands, book = dfop_interval_reference(Psi, y, mu, 100.0, 0.9, INTERVAL_RATE, q0)
+    for t in range(len(y)):
+        idx = np.flatnonzero(X[t])
+        x = (idx, X[t, idx]) if t % 2 else X[t]  # both input forms
+        got = model.learn_one(x, y[t], interval=True)
+        np.testing.assert_allclose(got, bands[t], rtol=1e-8, atol=1e-10, err_msg=f"step {t}")
+        np.testing.assert_allclose(model.state.interval, book[t], rtol=1e-8, atol=1e-10,
+                                   err_msg=f"bookkeeping after step {t}")
+
+
+@pytest.mark.parametrize("params", [
+    {"forgetting": 0.02},
+    {"forgetting": 0.0, "projection": "gaussian"},
+    {"forgetting": 0.3, "dtype": "float32", "projection": "rademacher"},
+    {"forgetting": 0.01, "dtype": "float32"},
+])
+def test_sparse_dfop_learn_one_equals_learn_many_bit_for_bit(params):
+    X, y = _sparse_stream(200, 40, seed=3)
+    X[[17, 90], 1] = np.nan  # refused rows: NaN interval, bookkeeping untouched
+    a = SparseDFOP(40, 8, coverage=0.8, on_invalid="skip", **params)
+    b = SparseDFOP(40, 8, coverage=0.8, on_invalid="skip", **params)
+    loop = np.array([a.learn_one(X[t], y[t], interval=True) for t in range(len(y))])
+    # a dense block, then a CSR one (NaN kept as a stored value)
+    block = np.vstack([b.learn_many(X[:70], y[:70], interval=True),
+                       b.learn_many(sp.csr_matrix(X[70:]), y[70:], interval=True)])
+    np.testing.assert_array_equal(loop, block)
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)
+    assert np.isnan(loop[[17, 90]][:, [0, 2]]).all()
+    assert a.n_skipped_ == 2
+    c = SparseDFOP(40, 8, on_invalid="skip", **params)
+    np.testing.assert_array_equal(c.learn_many(X, y), block[:, 1])
+    # predict_interval is the interval learn_one makes next, for every input form
+    nxt = a.predict_interval_many(X[:3])
+    np.testing.assert_array_equal(nxt, a.predict_interval_many(sp.csr_matrix(X[:3])))
+    idx = np.flatnonzero(X[2])
+    assert a.predict_interval((idx, X[2, idx])) == tuple(nxt[2])
+    assert tuple(a.learn_one(X[0], y[0], interval=True)) == tuple(nxt[0])
+
+
+def test_sparse_dfop_intervals_save_load_and_errors(tmp_path):
+    X, y = _sparse_stream(120, 20, seed=4)
+    model = SparseDFOP(20, 5, 0.01, coverage=0.9)
+    model.learn_many(X[:60], y[:60])
+    model.save(tmp_path / "s.npz")
+    back = load(tmp_path / "s.npz")
+    assert back.coverage == 0.9
+    np.testing.assert_array_equal(back.learn_many(X[60:], y[60:], interval=True),
+                                  model.learn_many(X[60:], y[60:], interval=True))
+    assert back.coverage_ == model.coverage_
+    with pytest.raises(ValueError, match="coverage"):
+        SparseDFOP(20, 5, coverage=1.5)
+    with pytest.raises(ValueError, match="built without intervals"):
+        SparseDFOP(20, 5).predict_interval(X[0])
+    with pytest.raises(ValueError, match="task='regression'"):
+        SparseDFOP(20, 5, task="classification", coverage=0.9)
+    before = model.state.interval.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        model.learn_one(np.where(np.arange(20) == 3, np.nan, X[0]), 1.0, interval=True)
+    np.testing.assert_array_equal(model.state.interval, before)
+
+
+# ------------------------------------------------------------------------ MORES
+def _mo_stream(n=150, d=3, m=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(2, d, m))
+    Y = np.where((np.arange(n) < n // 2)[:, None], X @ W[0], X @ W[1])
+    sd = np.where(np.arange(n) < 3 * n // 4, 0.3, 0.6)[:, None]
+    return X, Y + sd * rng.normal(size=(n, m))
+
+
+@pytest.mark.parametrize("decay", [0.99, 1.0])
+def test_mores_intervals_follow_the_reference_after_every_step(decay):
+    """Each output's interval from the reference MORES' predictions and the v = 1
+    equations (noise forgotten at MORES' decay), after every step."""
+    X, Y = _mo_stream(90, 3, 2)
+    refs = mores_reference(X, Y, mu=decay)
+    yhat = np.array([r["yhat"] for r in refs])
+    q0 = NormalDist().inv_cdf(0.95)
+    expected = [residual_interval_reference(yhat[:, j], Y[:, j], decay, 0.9, INTERVAL_RATE, q0)
+                for j in range(2)]
+    model = MORES(3, 2, decay=decay, coverage=0.9)
+    for t in range(len(Y)):
+        got = model.learn_one(X[t], Y[t], interval=True)
+        assert got.shape == (2, 3)
+        for j, (bands, book) in enumerate(expected):
+            np.testing.assert_allclose(got[j], bands[t], rtol=1e-7, atol=1e-9,
+                                       err_msg=f"step {t}, output {j}")
+            np.testing.assert_allclose(model.state.interval[j], book[t], rtol=1e-7, atol=1e-9,
+                                       err_msg=f"bookkeeping of output {j} after step {t}")
+
+
+@pytest.mark.parametrize("params", [{}, {"decay": 0.9, "dtype": "float32"},
+                                    {"fit_intercept": False, "decay": 1.0}])
+def test_mores_learn_one_equals_learn_many_bit_for_bit(params):
+    X, Y = _mo_stream(200, 4, 3, seed=2)
+    X[[17, 90], 1] = np.nan
+    a = MORES(4, 3, coverage=0.8, on_invalid="skip", **params)
+    b = MORES(4, 3, coverage=0.8, on_invalid="skip", **params)
+    loop = np.array([a.learn_one(X[t], Y[t], interval=True) for t in range(len(Y))])
+    block = np.concatenate([b.learn_many(X[:70], Y[:70], interval=True),
+                            b.learn_many(X[70:], Y[70:], interval=True)])
+    assert block.shape == (200, 3, 3)
+    np.testing.assert_array_equal(loop, block)
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)
+    assert np.isnan(loop[[17, 90]][:, :, [0, 2]]).all()
+    assert a.n_skipped_ == 2
+    c = MORES(4, 3, on_invalid="skip", **params)
+    np.testing.assert_array_equal(c.learn_many(X, Y)[~np.isnan(X).any(axis=1)],
+                                  block[~np.isnan(X).any(axis=1), :, 1])
+    nxt = a.predict_interval_many(X[:2])
+    assert nxt.shape == (2, 3, 3)
+    np.testing.assert_array_equal(a.predict_interval(X[0]), nxt[0])
+    np.testing.assert_array_equal(a.learn_one(X[0], Y[0], interval=True), nxt[0])
+    assert a.coverage_.shape == (3,) and a.noise_scale_.shape == (3,)
+    scored = a.state.interval[:, INT_SCORED]
+    np.testing.assert_array_equal(a.coverage_, a.state.interval[:, INT_COVERED] / scored)
+
+
+def test_mores_intervals_cover_each_output_under_drift():
+    X, Y = _mo_stream(4000, 3, 2, seed=7)
+    band = MORES(3, 2, coverage=0.9).learn_many(X, Y, interval=True)
+    for j in range(2):
+        ok = np.isfinite(band[:, j, 0])
+        hit = (band[ok, j, 0] <= Y[ok, j]) & (Y[ok, j] <= band[ok, j, 2])
+        assert abs(hit.mean() - 0.9) <= 0.015, j
+
+
+def test_mores_intervals_save_load_errors_and_predict_out(tmp_path):
+    X, Y = _mo_stream(120, 3, 2, seed=4)
+    model = MORES(3, 2, coverage=0.9)
+    model.learn_many(X[:60], Y[:60])
+    model.save(tmp_path / "m.npz")
+    back = load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.learn_many(X[60:], Y[60:], interval=True),
+                                  model.learn_many(X[60:], Y[60:], interval=True))
+    np.testing.assert_array_equal(back.coverage_, model.coverage_)
+    arrays = dict(np.load(tmp_path / "m.npz"))
+    arrays["state.interval"][1, INT_COVERED] = arrays["state.interval"][1, INT_SCORED] + 1
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(StateFileError, match=r"interval\[1\]"):
+        load(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="coverage"):
+        MORES(3, 2, coverage=0.0)
+    with pytest.raises(ValueError, match="built without intervals"):
+        MORES(3, 2).learn_one(X[0], Y[0], interval=True)
+    before = model.state.interval.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        model.learn_one(X[0], np.array([np.nan, 0.0]), interval=True)
+    np.testing.assert_array_equal(model.state.interval, before)
+    out = np.empty(2)
+    assert model.predict_one(X[1], out=out) is out
+    np.testing.assert_array_equal(out, model.predict_one(X[1]))
+    with pytest.raises(ValueError, match="out must be"):
+        model.predict_one(X[1], out=np.empty(3))
+
+
+def test_sparse_dfop_auto_intervals_learn_one_equals_learn_many_and_cover():
+    X, y = _sparse_stream(3000, 40, seed=6)
+    X[[11, 400], 2] = np.nan
+    a = SparseDFOP(40, 8, "auto", coverage=0.9, on_invalid="skip")
+    b = SparseDFOP(40, 8, "auto", coverage=0.9, on_invalid="skip")
+    assert type(a).__name__ == "SparseDFOPBank"
+    block = np.vstack([a.learn_many(X[:1000], y[:1000], interval=True),
+                       a.learn_many(sp.csr_matrix(X[1000:]), y[1000:], interval=True)])
+    loop = np.array([b.learn_one(X[t], y[t], interval=True) for t in range(len(y))])
+    np.testing.assert_array_equal(loop, block)
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)
+    assert np.isnan(block[[11, 400]]).all()
+    c = SparseDFOP(40, 8, "auto", on_invalid="skip")
+    np.testing.assert_array_equal(c.learn_many(X, y), block[:, 1])
+    idx = np.flatnonzero(X[0])
+    assert a.predict_interval((idx, X[0, idx])) == tuple(a.predict_interval_many(X[:1])[0])
+    ok = np.isfinite(block[:, 0])
+    hit = (block[ok, 0] <= y[ok]) & (y[ok] <= block[ok, 2])
+    assert abs(hit.mean() - 0.9) <= 0.015
+    assert abs(a.coverage_ - hit.mean()) <= 1.0 / hit.size

@@ -227,6 +227,32 @@ def interval_bands(pred, IB, out):
         interval_band(pred[t], 1.0, I, out[t])
 
 
+@kernel
+def interval_outputs(y, yhat, h, mu, IBS):
+    """``interval_one`` for each output j of a multi-output model: IBS[j] is output j's
+    block IB (its own bookkeeping, constants and band). Returns INTERVAL_REFUSED when
+    any output's bookkeeping refused (that one untouched, the others learnt)."""
+    status = INTERVAL_OK
+    for j in range(IBS.shape[0]):
+        if interval_one(y[j], yhat[j], h, mu, IBS[j]) != INTERVAL_OK:
+            status = INTERVAL_REFUSED
+    return status
+
+
+@kernel
+def interval_pass_outputs(Y, MU, pred, lev, n, IBS, out):
+    """``interval_pass`` for each output j: Y and pred (n, m), out (n, m, 3)."""
+    for j in range(IBS.shape[0]):
+        interval_pass(Y[:, j], MU, pred[:, j], lev, n, IBS[j], out[:, j])
+
+
+@kernel
+def interval_bands_outputs(pred, IBS, out):
+    """``interval_bands`` for each output j: pred (n, m), out (n, m, 3)."""
+    for j in range(IBS.shape[0]):
+        interval_bands(pred[:, j], IBS[j], out[:, j])
+
+
 @inline_kernel
 def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
     """learn_one's step (``dfop._dfop_learn_one``'s, from the same P x) with its interval."""

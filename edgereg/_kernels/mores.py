@@ -541,5 +541,37 @@ def _mores_learn_many(X, Y, out, A, counts, work, hyper, codes):
     return -1
 
 
+@kernel
+def _mores_learn_many_marked(X, Y, out, lev, A, counts, work, hyper, codes):
+    """``_mores_learn_many`` that also marks each row for the prediction intervals'
+    paired pass (``_kernels/interval.py``): lev[t] = 0 when row t was learnt, NaN
+    when it was refused (MORES has no leverage term: its v is 1). The same steps."""
+    intercept = codes[_C_INTERCEPT] != 0
+    skip = codes[_C_SKIP] != 0
+    D = X.shape[1] + int(intercept)
+    m = Y.shape[1]
+    W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
+    wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
+    C = hyper[_H_C]
+    mu = hyper[_H_DECAY]
+    gamma = hyper[_H_GAMMA]
+    tau = hyper[_H_TAU]
+    tol = hyper[_H_TOL]
+    for t in range(X.shape[0]):
+        status = _mores_step(
+            X[t], Y[t], intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,
+            C, mu, gamma, tau, tol, wx, wDD, wD, wDm, wmm, wm, undo, out[t],
+        )
+        if status == OK:
+            counts[0] += 1
+            lev[t] = 0.0
+        elif skip:
+            counts[1] += 1
+            lev[t] = np.nan
+        else:
+            return t
+    return -1
+
+
 # Kernels here call linalg's and eigen's: recompile them when those change (see _jit).
 recompile_with(globals(), _linalg_module, _eigen_module)

@@ -18,7 +18,12 @@ from . import bank as _bank_kernels
 from . import dfop as _dfop_kernels
 from . import hashing as _hashing_kernels
 from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_one
-from .dfop import _dfop_learn_many, _dfop_learn_one, _dfop_predict_one
+from .dfop import (
+    _dfop_learn_many,
+    _dfop_learn_many_leverage,
+    _dfop_learn_one,
+    _dfop_predict_one,
+)
 from .hashing import (
     _GOLDEN,
     _ONE,
@@ -256,6 +261,86 @@ def _sparse_learn_many_csr(csr, Y, MU, out, projection, PW, L, work, hyper, code
         if bad >= 0:
             return bad
     return -1
+
+
+# The prediction intervals' variants (``_kernels/interval.py``): the same
+# chunks learnt by DFOP's block kernel that also records lev[t] = psi_t^T P psi_t
+# (NaN for a row refused), which the intervals' paired pass reads.
+@inline_kernel
+def _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper, codes):
+    mu = MU[start : start + m] if MU.shape[0] > 1 else MU
+    bad = _dfop_learn_many_leverage(psi_block[:m], Y[start : start + m], mu,
+                                    out[start : start + m], lev[start : start + m],
+                                    PW, L, work, hyper, codes)
+    return bad if bad < 0 else start + bad
+
+
+@kernel
+def _sparse_learn_many_leverage_dense(X, Y, MU, out, lev, projection, PW, L, work, hyper,
+                                      codes):
+    """``_sparse_learn_many_dense`` recording each row's psi^T P psi in lev."""
+    psi_block = projection[4]
+    n = X.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        _project_rows_dense(X, start, m, projection)
+        bad = _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper,
+                                    codes)
+        if bad >= 0:
+            return bad
+    return -1
+
+
+@kernel
+def _sparse_learn_many_leverage_csr(csr, Y, MU, out, lev, projection, PW, L, work, hyper,
+                                    codes):
+    """``_sparse_learn_many_csr`` recording each row's psi^T P psi in lev."""
+    psi_block = projection[4]
+    n = Y.shape[0]
+    chunk = psi_block.shape[0]
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        _project_rows_csr(csr, start, m, projection)
+        bad = _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper,
+                                    codes)
+        if bad >= 0:
+            return bad
+    return -1
+
+
+@kernel
+def _sparse_project_one_dense(x, projection):
+    """psi = M x into the projection's psi (the intervals' learn_one projects, then
+    runs DFOP's learn_one with intervals on psi)."""
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_dense(x, kind, seed_key, scale, M_T, psi, col, hbuf)
+
+
+@kernel
+def _sparse_project_one_sparse(indices, values, projection):
+    """psi = M x of the non-zeros (indices, values) into the projection's psi."""
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    _project_sparse(indices, values, 0, indices.shape[0], kind, seed_key, scale, M_T, psi, col,
+                    hbuf)
+
+
+@kernel
+def _sparse_project_many_dense(X, projection, Psi):
+    """Psi[t] = M X[t] for every row of a dense block."""
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    for t in range(X.shape[0]):
+        _project_dense(X[t], kind, seed_key, scale, M_T, Psi[t], col, hbuf)
+
+
+@kernel
+def _sparse_project_many_csr(csr, projection, Psi):
+    """Psi[t] = M x_t for every row of a CSR block (indptr, indices, data)."""
+    indptr, indices, data = csr
+    kind, seed_key, scale, M_T, psi, col, hbuf = projection
+    for t in range(Psi.shape[0]):
+        _project_sparse(indices, data, indptr[t], indptr[t + 1], kind, seed_key, scale, M_T,
+                        Psi[t], col, hbuf)
 
 
 @kernel
