@@ -7,6 +7,8 @@ are public: the exported C header and the Python layer share them
 (docs/design/calling_convention.md, "Index names").
 """
 
+# rename_indices: leave this file (it spells the old names on purpose)
+
 from __future__ import annotations
 
 import ast
