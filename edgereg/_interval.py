@@ -19,12 +19,12 @@ from ._kernels.interval import (
     IHYPER_COVERAGE,
     IHYPER_ETA,
     IHYPER_NOISE_MU,
-    INT_COVERED,
-    INT_IMPUTED,
-    INT_Q,
-    INT_SCORED,
-    INT_SUM,
-    INT_WEIGHT,
+    INTERVAL_COVERED,
+    INTERVAL_IMPUTED,
+    INTERVAL_Q,
+    INTERVAL_SCORED,
+    INTERVAL_SUM,
+    INTERVAL_WEIGHT,
     ib_views,
     interval_band,
     interval_bands,
@@ -51,7 +51,7 @@ def interval_blocks(coverage: float, noise_forgetting: float = -1.0) -> tuple[np
     (q at the Gaussian quantile), the constants and the band learn_one writes."""
     IB = np.zeros(IB_SIZE)
     I, ihyper, band = python_function(ib_views)(IB)
-    I[INT_Q] = NormalDist().inv_cdf(0.5 + coverage / 2.0)
+    I[INTERVAL_Q] = NormalDist().inv_cdf(0.5 + coverage / 2.0)
     ihyper[IHYPER_ETA] = INTERVAL_RATE
     ihyper[IHYPER_NOISE_MU] = noise_forgetting
     ihyper[IHYPER_COVERAGE] = coverage
@@ -61,7 +61,8 @@ def interval_blocks(coverage: float, noise_forgetting: float = -1.0) -> tuple[np
 def interval_faults(I: np.ndarray, field: str = "interval") -> list[tuple[str, str]]:
     """What a loaded bookkeeping must hold: weights, sums and counts that are ones."""
     weight, total, scored, q, covered, imputed = (float(I[k]) for k in (
-        INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED, INT_IMPUTED))
+        INTERVAL_WEIGHT, INTERVAL_SUM, INTERVAL_SCORED, INTERVAL_Q, INTERVAL_COVERED,
+        INTERVAL_IMPUTED))
     if not (weight >= 0.0 and total >= 0.0 and 0.0 <= covered <= scored <= 2.0**53
             and scored == int(scored) and covered == int(covered) and abs(q) < 1e300
             and 0.0 <= imputed <= 2.0**53 and imputed == int(imputed)):
@@ -118,16 +119,16 @@ class IntervalMixin:
         before learning a sample that held its target (NaN before the first)."""
         self._check_interval(None)
         I = self._I
-        scored = float(I[INT_SCORED])  # type: ignore[index]
-        return float(I[INT_COVERED]) / scored if scored else float("nan")  # type: ignore[index]
+        scored = float(I[INTERVAL_SCORED])  # type: ignore[index]
+        return float(I[INTERVAL_COVERED]) / scored if scored else float("nan")  # type: ignore[index]
 
     @property
     def noise_scale_(self) -> float:
         """sigma, the forgetting-weighted noise level (NaN before the first residual)."""
         self._check_interval(None)
         I = self._I
-        w = float(I[INT_WEIGHT])  # type: ignore[index]
-        return float(np.sqrt(I[INT_SUM] / w)) if w > 0 else float("nan")  # type: ignore[index]
+        w = float(I[INTERVAL_WEIGHT])  # type: ignore[index]
+        return float(np.sqrt(I[INTERVAL_SUM] / w)) if w > 0 else float("nan")  # type: ignore[index]
 
 
 class OutputsIntervalMixin(IntervalMixin):
@@ -158,18 +159,18 @@ class OutputsIntervalMixin(IntervalMixin):
         """(m,): each output's long-run prequential coverage (NaN before its first interval)."""
         self._check_interval(None)
         I = self._I
-        scored = I[:, INT_SCORED]  # type: ignore[index]
+        scored = I[:, INTERVAL_SCORED]  # type: ignore[index]
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(scored > 0, I[:, INT_COVERED] / scored, np.nan)  # type: ignore[index]
+            return np.where(scored > 0, I[:, INTERVAL_COVERED] / scored, np.nan)  # type: ignore[index]
 
     @property
     def noise_scale_(self) -> np.ndarray:  # type: ignore[override]
         """(m,): each output's forgetting-weighted noise level (NaN before its first residual)."""
         self._check_interval(None)
         I = self._I
-        w = I[:, INT_WEIGHT]  # type: ignore[index]
+        w = I[:, INTERVAL_WEIGHT]  # type: ignore[index]
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(w > 0, np.sqrt(I[:, INT_SUM] / w), np.nan)  # type: ignore[index]
+            return np.where(w > 0, np.sqrt(I[:, INTERVAL_SUM] / w), np.nan)  # type: ignore[index]
 
 
 #: The noise level of a DFOPBank's intervals is forgotten at this rate (the

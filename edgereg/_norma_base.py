@@ -13,25 +13,25 @@ import numpy as np
 
 from ._base import OnlineModel, index_faults
 from ._kernels.norma import (
-    _ACTIVE,
-    _C_DEGREE,
-    _C_KERNEL,
-    _C_LOSS,
-    _C_OFFSET,
-    _C_SCHEDULE,
-    _C_SKIP,
-    _DROPPED,
-    _H_COEF0,
-    _H_ETA,
-    _H_GAMMA,
-    _H_LAMBDA,
-    _H_NU,
-    _N_CODES,
-    _N_HYPER,
-    _N_SV,
-    _NEXT,
+    CODE_DEGREE,
+    CODE_KERNEL,
+    CODE_LOSS,
+    CODE_OFFSET,
+    CODE_SCHEDULE,
+    CODE_SKIP,
+    COUNT_ACTIVE,
+    COUNT_DROPPED,
+    COUNT_NEXT,
+    COUNT_SV,
+    HYPER_COEF0,
+    HYPER_ETA,
+    HYPER_GAMMA,
+    HYPER_LAMBDA,
+    HYPER_NU,
     LAPLACIAN,
     LINEAR,
+    N_CODES,
+    N_HYPER,
     OK,
     POLYNOMIAL,
     RBF,
@@ -153,19 +153,19 @@ class _NORMA(OnlineModel):
 
     def _finish_init(self, nu: float | None) -> None:
         # The kernels' hyper-parameters and options, by the names they read them by.
-        hyper = np.zeros(_N_HYPER, dtype=np.float64)
-        hyper[_H_ETA] = self.learning_rate
-        hyper[_H_LAMBDA] = self.regularization
-        hyper[_H_NU] = 0.0 if nu is None else nu
-        hyper[_H_GAMMA] = self.gamma
-        hyper[_H_COEF0] = self.coef0
-        codes = np.zeros(_N_CODES, dtype=np.int64)
-        codes[_C_KERNEL] = _KERNELS[self.kernel]
-        codes[_C_LOSS] = self._loss_code
-        codes[_C_SCHEDULE] = _SCHEDULES.index(self.learning_rate_schedule)
-        codes[_C_OFFSET] = int(self.fit_offset)
-        codes[_C_SKIP] = int(self._skip)
-        codes[_C_DEGREE] = self.degree
+        hyper = np.zeros(N_HYPER, dtype=np.float64)
+        hyper[HYPER_ETA] = self.learning_rate
+        hyper[HYPER_LAMBDA] = self.regularization
+        hyper[HYPER_NU] = 0.0 if nu is None else nu
+        hyper[HYPER_GAMMA] = self.gamma
+        hyper[HYPER_COEF0] = self.coef0
+        codes = np.zeros(N_CODES, dtype=np.int64)
+        codes[CODE_KERNEL] = _KERNELS[self.kernel]
+        codes[CODE_LOSS] = self._loss_code
+        codes[CODE_SCHEDULE] = _SCHEDULES.index(self.learning_rate_schedule)
+        codes[CODE_OFFSET] = int(self.fit_offset)
+        codes[CODE_SKIP] = int(self._skip)
+        codes[CODE_DEGREE] = self.degree
         self._hyper, self._codes = hyper, codes
         self.reset()
 
@@ -176,11 +176,11 @@ class _NORMA(OnlineModel):
         """The support-vector count and the next slot index the budget's buffers."""
         counts = state.counts  # type: ignore[attr-defined]
         faults = super()._state_faults(state)
-        faults += index_faults("counts", int(counts[_N_SV]), 0, self.budget,
+        faults += index_faults("counts", int(counts[COUNT_SV]), 0, self.budget,
                                "the number of support vectors")
-        faults += index_faults("counts", int(counts[_NEXT]), 0, self.budget - 1,
+        faults += index_faults("counts", int(counts[COUNT_NEXT]), 0, self.budget - 1,
                                "the next support-vector slot")
-        if counts[_DROPPED] < 0 or counts[_ACTIVE] < 0:
+        if counts[COUNT_DROPPED] < 0 or counts[COUNT_ACTIVE] < 0:
             faults.append(("counts", "holds a negative count"))
         return faults
 
@@ -198,15 +198,15 @@ class _NORMA(OnlineModel):
     # ------------------------------------------------------------ attributes
     def _order(self) -> np.ndarray:
         """Slots of the stored terms, oldest first."""
-        n = int(self._counts[_N_SV])
+        n = int(self._counts[COUNT_SV])
         if n < self.budget:
             return np.arange(n)
-        return np.roll(np.arange(n), -int(self._counts[_NEXT]))
+        return np.roll(np.arange(n), -int(self._counts[COUNT_NEXT]))
 
     @property
     def n_support_(self) -> int:
         """Number of stored support vectors (at most ``budget``)."""
-        return int(self._counts[_N_SV])
+        return int(self._counts[COUNT_SV])
 
     @property
     def support_vectors_(self) -> np.ndarray:
@@ -226,12 +226,12 @@ class _NORMA(OnlineModel):
     @property
     def n_dropped_(self) -> int:
         """Terms dropped by the budget (truncation) so far."""
-        return int(self._counts[_DROPPED])
+        return int(self._counts[COUNT_DROPPED])
 
     @property
     def n_active_(self) -> int:
         """Learnt steps on which the loss was active (margin errors, flagged points, ...)."""
-        return int(self._counts[_ACTIVE])
+        return int(self._counts[COUNT_ACTIVE])
 
     # -------------------------------------------------------------- one-step
     def _score_one(self, x: Any) -> float:

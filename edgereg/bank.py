@@ -28,14 +28,14 @@ from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric
 from ._interval import BankIntervals
 from ._jit import FirstCall, python_function
 from ._kernels.bank import (
-    CLASSIFY,
+    CODE_CLASSIFY,
+    CODE_LATTICE,
+    CODE_SKIP,
     ERROR_LIMIT,
-    ETA,
-    LATTICE,
+    HYPER_ETA,
+    HYPER_SHARE,
     LIMIT,
     LOSS_CAP,
-    SHARE,
-    SKIP,
     _bank_learn_many,
     _bank_learn_one,
     _bank_predict_many,
@@ -43,7 +43,7 @@ from ._kernels.bank import (
     _bank_views,
     bank_size,
 )
-from ._kernels.dfop import COUNTS, FORGOTTEN, MU, PERIOD, _packed_views
+from ._kernels.dfop import CODE_PERIOD, HYPER_MU, LEARNT_COUNTS, LEARNT_FORGOTTEN, _packed_views
 from ._kernels.fleet import (
     _fleet_bank_learn_many,
     _fleet_bank_learn_one,
@@ -138,11 +138,11 @@ def _allocate_banks(
     periods = [refresh_period(d, mu) for mu in lattice]
     for row in A:
         codes = python_function(_bank_views)(row, K, d)[1]
-        codes[LATTICE] = n  # first: the views after it depend on it
+        codes[CODE_LATTICE] = n  # first: the views after it depend on it
         hyper, codes, _, _, v, _, B, _, window, grid, period, _ = (
             python_function(_bank_views)(row, K, d))
-        hyper[ETA], hyper[SHARE] = eta, share
-        codes[CLASSIFY], codes[SKIP] = classify, skip
+        hyper[HYPER_ETA], hyper[HYPER_SHARE] = eta, share
+        codes[CODE_CLASSIFY], codes[CODE_SKIP] = classify, skip
         v[:] = 1.0 / K
         window[0] = low
         grid[:] = lattice
@@ -165,8 +165,8 @@ def _allocate_banks(
     state = DFOPBankState(
         w=PW[:, :, d],
         P=PW[:, :, :d],
-        forgotten=L[..., FORGOTTEN : FORGOTTEN + 1],
-        member_counts=L[..., COUNTS : COUNTS + 4].view(np.int64),
+        forgotten=L[..., LEARNT_FORGOTTEN : LEARNT_FORGOTTEN + 1],
+        member_counts=L[..., LEARNT_COUNTS : LEARNT_COUNTS + 4].view(np.int64),
         weights=v,
         scale=scale,
         window=window.view(np.int64),
@@ -196,8 +196,8 @@ def place_members(state: DFOPBankState, work: DFOPBankWork, lattice: tuple[float
     for f, low in enumerate(lows):
         for k in range(K):
             mu = lattice[int(low) + k]
-            hyper[f, k, MU] = mu
-            codes[f, k, PERIOD] = refresh_period(d, mu)
+            hyper[f, k, HYPER_MU] = mu
+            codes[f, k, CODE_PERIOD] = refresh_period(d, mu)
 
 
 def _padded(size: int) -> int:

@@ -29,13 +29,13 @@ from ._base import OnlineModel, aligned_zeros, block_at, index_faults, symmetric
 from ._interval import IntervalMixin, check_coverage, interval_blocks, interval_faults
 from ._jit import FirstCall, python_function
 from ._kernels.dfop import (
-    COUNTS,
-    FORGOTTEN,
-    KEEP_PRIOR,
-    MU,
-    P0,
-    PERIOD,
-    SKIP,
+    CODE_KEEP_PRIOR,
+    CODE_PERIOD,
+    CODE_SKIP,
+    HYPER_MU,
+    HYPER_P0,
+    LEARNT_COUNTS,
+    LEARNT_FORGOTTEN,
     _dfop_learn_many,
     _dfop_learn_many_leverage,
     _dfop_learn_one_packed,
@@ -48,7 +48,7 @@ from ._kernels.guards import TARGET_LIMIT
 from ._kernels.impute import IMPUTE_REFUSED, dfop_impute_learn_one, mw_size
 from ._kernels.interval import (
     IB_SIZE,
-    INT_IMPUTED,
+    INTERVAL_IMPUTED,
     dfop_learn_one_interval,
     dfop_predict_interval,
     ib_views,
@@ -115,11 +115,11 @@ def dfop_constants(
     hyper: np.ndarray, codes: np.ndarray,
 ) -> None:
     """Fill DFOP's entries of ``hyper`` and ``codes`` (the kernels' index names)."""
-    hyper[MU] = forgetting
-    hyper[P0] = p0
-    codes[PERIOD] = period
-    codes[KEEP_PRIOR] = keep_prior
-    codes[SKIP] = skip
+    hyper[HYPER_MU] = forgetting
+    hyper[HYPER_P0] = p0
+    codes[CODE_PERIOD] = period
+    codes[CODE_KEEP_PRIOR] = keep_prior
+    codes[CODE_SKIP] = skip
 
 
 def _allocate(
@@ -159,8 +159,8 @@ def _allocate(
     state = DFOPState(
         w=PW[d],
         P=P,
-        forgotten=L[FORGOTTEN : FORGOTTEN + 1],
-        counts=L[COUNTS : COUNTS + 4].view(np.int64),
+        forgotten=L[LEARNT_FORGOTTEN : LEARNT_FORGOTTEN + 1],
+        counts=L[LEARNT_COUNTS : LEARNT_COUNTS + 4].view(np.int64),
     )
     return state, work
 
@@ -439,7 +439,7 @@ class DFOP(IntervalMixin, OnlineModel):
         self._PW = block_at(s.P, (d + 1, d))
         self._B = block_at(work.scratch, python_function(packed_size)(d))
         self._L = python_function(_packed_views)(self._B, s.w.shape[0])[1]
-        self._mu = work.hyper[MU : MU + 1]
+        self._mu = work.hyper[HYPER_MU : HYPER_MU + 1]
 
     # ------------------------------------------------------------ attributes
     @property
@@ -617,7 +617,7 @@ class DFOP(IntervalMixin, OnlineModel):
         """Rows learnt with inputs imputed (``missing="impute"``)."""
         if not self._impute:
             return 0
-        return int(self._I[INT_IMPUTED])  # type: ignore[index]
+        return int(self._I[INTERVAL_IMPUTED])  # type: ignore[index]
 
     def learn_many(self, X: Any, y: Any, forgetting: Any = None,
                    interval: Any = False) -> np.ndarray:

@@ -32,12 +32,12 @@ import numpy as np
 from ._base import OnlineModel, model_class, ring_record
 from ._jit import python_function
 from ._kernels.compare import (
-    _CC_BURN,
-    _CC_SPAN,
-    _HC_DELTA,
-    _HC_WIDTH,
-    _N_COMPARE_CODES,
-    _N_COMPARE_HYPER,
+    CODE_COMPARE_BURN,
+    CODE_COMPARE_SPAN,
+    HYPER_COMPARE_DELTA,
+    HYPER_COMPARE_WIDTH,
+    N_COMPARE_CODES,
+    N_COMPARE_HYPER,
     compare_drift_run,
     compare_faults,
     compare_init,
@@ -47,15 +47,15 @@ from ._kernels.compare import (
     drift_span,
 )
 from ._kernels.eprocess import (
-    _D_ALARMS,
-    _D_SEEN,
-    _G_LAST,
-    _H_DELTA,
-    _H_SCALE_X,
-    _H_SCALE_Y,
-    _N_DRIFT_COUNTS,
-    _N_DRIFT_HYPER,
+    COUNT_ALARMS,
+    COUNT_SEEN,
     DRIFT_RECORD,
+    GLOBAL_LAST,
+    HYPER_DELTA,
+    HYPER_SCALE_X,
+    HYPER_SCALE_Y,
+    N_COUNTS,
+    N_HYPER,
     drift_run,
     eprocess_faults,
     eprocess_init,
@@ -215,19 +215,19 @@ class DriftAlarm(OnlineModel):
         d = self.n_features
         if test == "eprocess":
             self._span = eprocess_span(d)
-            self._hyper = np.zeros(_N_DRIFT_HYPER)
-            self._hyper[_H_SCALE_X] = self.coef_bound / self.noise
-            self._hyper[_H_SCALE_Y] = 1.0 / self.noise
-            self._hyper[_H_DELTA] = self.delta
+            self._hyper = np.zeros(N_HYPER)
+            self._hyper[HYPER_SCALE_X] = self.coef_bound / self.noise
+            self._hyper[HYPER_SCALE_Y] = 1.0 / self.noise
+            self._hyper[HYPER_DELTA] = self.delta
             self._codes = np.array([self._span], dtype=np.int64)
         else:
             self._span = drift_span(d)
-            self._hyper = np.zeros(_N_COMPARE_HYPER)
-            self._hyper[_HC_DELTA] = self.delta
-            self._hyper[_HC_WIDTH] = self.width
-            self._codes = np.zeros(_N_COMPARE_CODES, dtype=np.int64)
-            self._codes[_CC_SPAN] = self._span
-            self._codes[_CC_BURN] = drift_burn(d)
+            self._hyper = np.zeros(N_COMPARE_HYPER)
+            self._hyper[HYPER_COMPARE_DELTA] = self.delta
+            self._hyper[HYPER_COMPARE_WIDTH] = self.width
+            self._codes = np.zeros(N_COMPARE_CODES, dtype=np.int64)
+            self._codes[CODE_COMPARE_SPAN] = self._span
+            self._codes[CODE_COMPARE_BURN] = drift_burn(d)
         self._y1 = np.zeros(1)
         self._m1 = np.zeros(1)
         self.reset()
@@ -252,7 +252,7 @@ class DriftAlarm(OnlineModel):
         else:
             E = np.zeros(compare_size(d, True))
             python_function(compare_init)(E, d, self._span)
-        N = np.zeros(DRIFT_RECORD + _N_DRIFT_COUNTS, dtype=np.int64)
+        N = np.zeros(DRIFT_RECORD + N_COUNTS, dtype=np.int64)
         N[:DRIFT_RECORD] = -1
         state_t = _state_type((*inner_state._fields, *_ALARM_FIELDS), "DriftAlarmState")
         work_t = _state_type((*inner_work._fields, "drift_scratch"), "DriftAlarmWork")
@@ -286,7 +286,7 @@ class DriftAlarm(OnlineModel):
         else:
             faults += compare_faults(state.drift, d, self._span, True, "drift")  # type: ignore[attr-defined]
         counts = state.drift_counts  # type: ignore[attr-defined]
-        if np.any(counts < 0) or counts[_D_ALARMS] > counts[_D_SEEN]:
+        if np.any(counts < 0) or counts[COUNT_ALARMS] > counts[COUNT_SEEN]:
             faults.append(("drift_counts", f"holds impossible counts {counts.tolist()}"))
         return faults
 
@@ -305,7 +305,7 @@ class DriftAlarm(OnlineModel):
 
     @property
     def n_drifts_(self) -> int:
-        return int(self._state.drift_counts[_D_ALARMS])
+        return int(self._state.drift_counts[COUNT_ALARMS])
 
     @property
     def drift_score_(self) -> float:
@@ -317,7 +317,7 @@ class DriftAlarm(OnlineModel):
     @property
     def last_drift_score_(self) -> float:
         """The log e-value that raised the latest alarm (NaN before any)."""
-        return float(self._state.drift[_G_LAST]) if self.n_drifts_ else float("nan")
+        return float(self._state.drift[GLOBAL_LAST]) if self.n_drifts_ else float("nan")
 
     # --------------------------------------------------------------- learning
     def learn_one(self, x: Any, y: Any) -> float:
@@ -335,7 +335,7 @@ class DriftAlarm(OnlineModel):
     def _run(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, rows: int) -> int:
         if self.test == "compare":
             return compare_drift_run(X, Y, M, rows, self._E, self._N, self._scratch,
-                                     self._hyper, self._codes, DRIFT_RECORD, _N_DRIFT_COUNTS)
+                                     self._hyper, self._codes, DRIFT_RECORD, N_COUNTS)
         return drift_run(X, Y, M, rows, self._E, self._N, self._scratch, self._hyper,
                          self._codes)
 

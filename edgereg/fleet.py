@@ -32,7 +32,7 @@ from ._base import (
     symmetric_faults,
 )
 from ._jit import python_function
-from ._kernels.dfop import COUNTS, FORGOTTEN, N_CODES, N_HYPER, N_LEARNT, scratch_size
+from ._kernels.dfop import LEARNT_COUNTS, LEARNT_FORGOTTEN, N_CODES, N_HYPER, N_LEARNT, scratch_size
 from ._kernels.fleet import (
     _fleet_learn_many,
     _fleet_learn_one,
@@ -99,8 +99,8 @@ def _allocate(
     state = FleetState(
         w=PW[:, d],
         P=PW[:, :d],
-        forgotten=L[:, FORGOTTEN : FORGOTTEN + 1],
-        counts=L[:, COUNTS : COUNTS + 4].view(np.int64),
+        forgotten=L[:, LEARNT_FORGOTTEN : LEARNT_FORGOTTEN + 1],
+        counts=L[:, LEARNT_COUNTS : LEARNT_COUNTS + 4].view(np.int64),
     )
     work = FleetWork(
         scratch=aligned_zeros((K, python_function(scratch_size)(d))),

@@ -109,8 +109,8 @@ class MORESWork(NamedTuple):
     mm: np.ndarray  # (7, m, m) K; K^T S K, Omega G; V; G; S K, C S G, E; L; L^-1
     m: np.ndarray  # (2, m) eigenvalues s of K^T S K; C s and scratch
     undo: np.ndarray  # (D^2 + D m + 5 m^2,) M, N, Q, S, S^-1, Omega, Omega^-1 before the step
-    hyper: np.ndarray  # float64 (5,): C, decay, gamma, tau, tol (_kernels/mores.py's _H_*)
-    codes: np.ndarray  # int64 (2,): fit_intercept, skip (_C_*)
+    hyper: np.ndarray  # float64 (5,): C, decay, gamma, tau, tol (_kernels/mores.py's HYPER_*)
+    codes: np.ndarray  # int64 (2,): fit_intercept, skip (CODE_*)
 
 
 class MORESIntervalWork(NamedTuple):

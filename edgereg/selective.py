@@ -31,45 +31,45 @@ from ._base import OnlineModel, aligned_zeros, block_at, index_faults, ring_reco
 from ._jit import python_function
 from ._kernels.compare import compare_faults, compare_init, compare_score, compare_span
 from ._kernels.eprocess import (
-    _G_LAST,
+    GLOBAL_LAST,
     eprocess_faults,
     eprocess_init,
     eprocess_score,
     eprocess_span,
 )
 from ._kernels.selective import (
-    _C_DELTA,
-    _C_DETECT,
-    _C_KAPPA,
-    _C_NORMALIZE,
-    _C_REBUILD_EVERY,
-    _C_SKIP,
-    _C_SPAN,
-    _C_T0,
-    _C_T1,
-    _C_TEST_EVERY,
-    _C_WINDOW0,
-    _DEMO,
-    _H_DELTA,
-    _H_KAPPA,
-    _HEAD,
-    _N_CODES,
-    _N_HYPER,
-    _QUERIES,
-    _REBUILDS,
-    _S_DELTA,
-    _S_EPS,
-    _S_HI,
-    _S_MU,
-    _S_TC,
-    _SIZE,
-    _SKIPPED,
-    _SWITCHES,
+    CACHE_DELTA,
+    CACHE_KAPPA,
+    CACHE_T0,
+    CACHE_T1,
+    CODE_DETECT,
+    CODE_NORMALIZE,
+    CODE_REBUILD_EVERY,
+    CODE_SKIP,
+    CODE_SPAN,
+    CODE_TEST_EVERY,
+    CODE_WINDOW0,
     COMPARE_TEST,
+    COUNT_DEMO,
+    COUNT_HEAD,
+    COUNT_QUERIES,
+    COUNT_REBUILDS,
+    COUNT_SIZE,
+    COUNT_SKIPPED,
+    COUNT_SWITCHES,
     EPROCESS_TEST,
+    HYPER_DELTA,
+    HYPER_KAPPA,
+    N_CODES,
+    N_HYPER,
     NO_LABEL,
     NO_TEST,
     OK,
+    SCREEN_DELTA,
+    SCREEN_EPS,
+    SCREEN_HI,
+    SCREEN_MU,
+    SCREEN_TC,
     SPEC_TEST,
     _selective_views,
     selective_sizes,
@@ -98,7 +98,7 @@ class SelectiveState(NamedTuple):
     window_X: np.ndarray  # (window_max, d) ring of the last labelled (normalised) inputs
     window_y: np.ndarray  # (window_max,) their labels
     switches: np.ndarray  # int64 (SWITCH_RECORD,) ring of the latest switch steps
-    counts: np.ndarray  # int64 (10,): see the _SEEN.._DEMO indices
+    counts: np.ndarray  # int64 (10,): see the _SEEN..COUNT_DEMO indices
     switch_test: np.ndarray  # float64: the e-process test (_kernels/eprocess.py; empty if off)
 
 
@@ -116,10 +116,10 @@ class SelectiveWork(NamedTuple):
     px: np.ndarray  # float64 (d,) A^-1 x, then the scaled gain u
     acc: np.ndarray  # float64 (d,) A_new^-1 x_next (fused pass)
     hx: np.ndarray  # float64 (d,) V^T x (zero when not detecting)
-    cache: np.ndarray  # float64 (8,): the _C_* bounds of the query threshold
-    screen: np.ndarray  # float64 (8,): the _S_* bounds of the switch screen
-    hyper: np.ndarray  # float64 (2,): kappa, delta (_kernels/selective.py's _H_*)
-    codes: np.ndarray  # int64 (5,): normalize, detect, window0, rebuild_every, skip (_C_*)
+    cache: np.ndarray  # float64 (8,): the CODE_* bounds of the query threshold
+    screen: np.ndarray  # float64 (8,): the SCREEN_* bounds of the switch screen
+    hyper: np.ndarray  # float64 (2,): kappa, delta (_kernels/selective.py's HYPER_*)
+    codes: np.ndarray  # int64 (5,): normalize, detect, window0, rebuild_every, skip (CODE_*)
 
 
 def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
@@ -144,22 +144,22 @@ def _allocate(model: SelectiveSampler) -> tuple[SelectiveState, SelectiveWork]:
     P[np.diag_indices(d)] = 1.0
     demo_factor[np.diag_indices(d)] = 1.0
     switches[:] = -1
-    cache[_C_KAPPA] = cache[_C_DELTA] = np.nan  # stale: filled on first use
-    cache[_C_T0] = cache[_C_T1] = -1.0
-    screen[_S_MU] = 0.0
-    screen[_S_HI] = 1e300
-    screen[_S_TC] = np.inf  # stale: filled on first use
-    screen[_S_DELTA] = np.nan
-    screen[_S_EPS] = np.finfo(dtype).eps
-    hyper = np.zeros(_N_HYPER)
-    hyper[_H_KAPPA], hyper[_H_DELTA] = model.kappa, model.delta
-    codes = np.zeros(_N_CODES, dtype=np.int64)
-    codes[_C_NORMALIZE] = model.normalize
-    codes[_C_DETECT] = test
-    codes[_C_TEST_EVERY] = model.test_every
-    codes[_C_SPAN] = compare_span(d) if test == COMPARE_TEST else eprocess_span(d)
-    codes[_C_WINDOW0], codes[_C_REBUILD_EVERY] = model.window0, model.rebuild_every
-    codes[_C_SKIP] = model._skip
+    cache[CACHE_KAPPA] = cache[CACHE_DELTA] = np.nan  # stale: filled on first use
+    cache[CACHE_T0] = cache[CACHE_T1] = -1.0
+    screen[SCREEN_MU] = 0.0
+    screen[SCREEN_HI] = 1e300
+    screen[SCREEN_TC] = np.inf  # stale: filled on first use
+    screen[SCREEN_DELTA] = np.nan
+    screen[SCREEN_EPS] = np.finfo(dtype).eps
+    hyper = np.zeros(N_HYPER)
+    hyper[HYPER_KAPPA], hyper[HYPER_DELTA] = model.kappa, model.delta
+    codes = np.zeros(N_CODES, dtype=np.int64)
+    codes[CODE_NORMALIZE] = model.normalize
+    codes[CODE_DETECT] = test
+    codes[CODE_TEST_EVERY] = model.test_every
+    codes[CODE_SPAN] = compare_span(d) if test == COMPARE_TEST else eprocess_span(d)
+    codes[CODE_WINDOW0], codes[CODE_REBUILD_EVERY] = model.window0, model.rebuild_every
+    codes[CODE_SKIP] = model._skip
     state = SelectiveState(w, P, demo_w, demo_factor, window_X, window_y, switches, counts, E)
     work = SelectiveWork(x, x_next, px, acc, hx, cache, screen, hyper, codes)
     return state, work
@@ -334,9 +334,9 @@ class SelectiveSampler(OnlineModel):
         if np.any(counts < 0):
             faults.append(("counts", f"holds a negative count {counts.tolist()}"))
         cap = self._window_capacity
-        faults += index_faults("counts", int(counts[_HEAD]), 0, max(cap - 1, 0),
+        faults += index_faults("counts", int(counts[COUNT_HEAD]), 0, max(cap - 1, 0),
                                "the window's next write position")
-        faults += index_faults("counts", int(counts[_SIZE]), 0, cap, "the window's size")
+        faults += index_faults("counts", int(counts[COUNT_SIZE]), 0, cap, "the window's size")
         E = state.switch_test  # type: ignore[attr-defined]
         d = self.n_features
         if self._test_code == EPROCESS_TEST:
@@ -395,7 +395,7 @@ class SelectiveSampler(OnlineModel):
     @property
     def n_queries_(self) -> int:
         """Labels used so far."""
-        return int(self._state.counts[_QUERIES])
+        return int(self._state.counts[COUNT_QUERIES])
 
     @property
     def query_rate_(self) -> float:
@@ -406,7 +406,7 @@ class SelectiveSampler(OnlineModel):
     @property
     def n_switches_(self) -> int:
         """Switches declared so far (all of them, not only the recorded ones)."""
-        return int(self._state.counts[_SWITCHES])
+        return int(self._state.counts[COUNT_SWITCHES])
 
     @property
     def switches_(self) -> np.ndarray:
@@ -430,18 +430,18 @@ class SelectiveSampler(OnlineModel):
         """The log e-value that declared the latest switch (NaN before any, or
         for "spec")."""
         E = self._state.switch_test
-        return float(E[_G_LAST]) if E.shape[0] and self.n_switches_ else float("nan")
+        return float(E[GLOBAL_LAST]) if E.shape[0] and self.n_switches_ else float("nan")
 
     @property
     def n_demo_queries_(self) -> int:
         """Labels asked only for the switch test: the demo window ("spec") or
         the test rounds ("eprocess"); included in ``n_queries_``."""
-        return int(self._state.counts[_DEMO])
+        return int(self._state.counts[COUNT_DEMO])
 
     @property
     def n_demo_rebuilds_(self) -> int:
         """Times the demo classifier was refitted."""
-        return int(self._state.counts[_REBUILDS])
+        return int(self._state.counts[COUNT_REBUILDS])
 
     # -------------------------------------------------------------- one-step
     def predict_one(self, x: Any) -> float:
@@ -497,7 +497,7 @@ class SelectiveSampler(OnlineModel):
             status = _commit(label_sign(y) if q else 0.0, (f, rp, g, rLp, ask), *self._blocks)
         if status != OK:
             if self._skip:
-                self._state.counts[_SKIPPED] += 1
+                self._state.counts[COUNT_SKIPPED] += 1
                 return pred, False
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return pred, bool(q)

@@ -418,16 +418,18 @@ def test_kernel_is_callable_without_the_class():
     L = np.zeros(K.N_LEARNT)
     work = np.zeros(python_function(K.scratch_size)(d))  # three vectors, each 64-byte aligned
     hyper = np.zeros(K.N_HYPER)
-    hyper[K.MU], hyper[K.P0] = 0.01, 100.0
+    hyper[K.HYPER_MU], hyper[K.HYPER_P0] = 0.01, 100.0
     codes = np.zeros(K.N_CODES, dtype=np.int64)
-    codes[K.PERIOD], codes[K.KEEP_PRIOR], codes[K.SKIP] = refresh_period(d, 0.01), 1, 0
+    codes[K.CODE_PERIOD], codes[K.CODE_KEEP_PRIOR], codes[K.CODE_SKIP] = refresh_period(d,
+                                                                                        0.01), 1, 0
     out = np.empty(100)
-    status = _dfop_learn_many(X, y, hyper[K.MU : K.MU + 1], out, PW, L, work, hyper, codes)
+    status = _dfop_learn_many(X, y, hyper[K.HYPER_MU : K.HYPER_MU + 1], out, PW, L, work, hyper,
+                              codes)
     assert status == -1
     np.testing.assert_array_equal(out, model.learn_many(X, y))
     np.testing.assert_array_equal(PW[d], model.coef_)
     np.testing.assert_array_equal(PW[:d], model.state.P)
-    assert L[K.COUNTS : K.COUNTS + 4].view(np.int64)[0] == model.n_seen_ == 100
+    assert L[K.LEARNT_COUNTS : K.LEARNT_COUNTS + 4].view(np.int64)[0] == model.n_seen_ == 100
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

@@ -14,7 +14,7 @@ from reference import dfop_interval_reference, mores_reference, residual_interva
 
 from edgereg import DFOP, MORES, RLS, SparseDFOP, StateFileError, load
 from edgereg._interval import INTERVAL_RATE
-from edgereg._kernels.interval import INT_COVERED, INT_Q, INT_SCORED
+from edgereg._kernels.interval import INTERVAL_COVERED, INTERVAL_Q, INTERVAL_SCORED
 
 
 def _stream(n=300, d=4, seed=0, jump=True):
@@ -85,7 +85,7 @@ def test_the_tracker_misses_at_its_rate_for_any_sequence():
     model = DFOP(4, 0.01, coverage=0.9)
     model.learn_many(X, y)
     I = model.state.interval
-    scored, covered, q = I[INT_SCORED], I[INT_COVERED], I[INT_Q]
+    scored, covered, q = I[INTERVAL_SCORED], I[INTERVAL_COVERED], I[INTERVAL_Q]
     q0 = NormalDist().inv_cdf(0.95)
     assert scored == 3999
     np.testing.assert_allclose((scored - covered) - 0.1 * scored, (q - q0) / INTERVAL_RATE,
@@ -296,8 +296,8 @@ def test_mores_learn_one_equals_learn_many_bit_for_bit(params):
     np.testing.assert_array_equal(a.predict_interval(X[0]), nxt[0])
     np.testing.assert_array_equal(a.learn_one(X[0], Y[0], interval=True), nxt[0])
     assert a.coverage_.shape == (3,) and a.noise_scale_.shape == (3,)
-    scored = a.state.interval[:, INT_SCORED]
-    np.testing.assert_array_equal(a.coverage_, a.state.interval[:, INT_COVERED] / scored)
+    scored = a.state.interval[:, INTERVAL_SCORED]
+    np.testing.assert_array_equal(a.coverage_, a.state.interval[:, INTERVAL_COVERED] / scored)
 
 
 def test_mores_intervals_cover_each_output_under_drift():
@@ -319,7 +319,7 @@ def test_mores_intervals_save_load_errors_and_predict_out(tmp_path):
                                   model.learn_many(X[60:], Y[60:], interval=True))
     np.testing.assert_array_equal(back.coverage_, model.coverage_)
     arrays = dict(np.load(tmp_path / "m.npz"))
-    arrays["state.interval"][1, INT_COVERED] = arrays["state.interval"][1, INT_SCORED] + 1
+    arrays["state.interval"][1, INTERVAL_COVERED] = arrays["state.interval"][1, INTERVAL_SCORED] + 1
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(StateFileError, match=r"interval\[1\]"):
         load(tmp_path / "bad.npz")

@@ -19,7 +19,7 @@ KERNELS = Path(__file__).resolve().parent.parent / "edgereg" / "_kernels"
 
 #: The arrays that have index constants, by prefix (calling_convention.md, "Index names").
 PREFIXES = {"HYPER", "CODE", "CACHE", "COUNT", "LEARNT", "INTERVAL", "IHYPER", "SCREEN",
-            "GLOBAL", "SCALAR"}
+            "GLOBAL", "SCALAR", "YSTAT"}
 #: The old style: a one-letter prefix (_H_ETA, _C_SKIP) or a private size (_N_HYPER).
 OLD_STYLE = re.compile(r"^_([A-Z]|N)_[A-Z0-9]")
 

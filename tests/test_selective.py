@@ -27,10 +27,10 @@ from edgereg import SelectiveSampler
 from edgereg._kernels.linalg import symv as _symv
 from edgereg._kernels.linalg import symv_registers
 from edgereg._kernels.selective import (
-    _C_F0,
-    _C_F1,
-    _S_HI,
-    _S_MU,
+    CACHE_F0,
+    CACHE_F1,
+    SCREEN_HI,
+    SCREEN_MU,
     _bbq_query,
     _prepare,
 )
@@ -396,8 +396,8 @@ def test_bbq_query_bracket_is_exact_with_the_previous_cache_layout():
         for t in [64, 65, 100, 1000, 4097] + list(rng.integers(64, 10**7, size=100)):
             cache = SelectiveSampler(2)._work.cache.copy()
             _bbq_query(0.5, int(t), kappa, cache)  # fills the bracket around t
-            cache[_C_F0] *= 1 + 1e-12
-            cache[_C_F1] *= 1 - 1e-12
+            cache[CACHE_F0] *= 1 + 1e-12
+            cache[CACHE_F1] *= 1 - 1e-12
             for s in (int(t), int(t) + 1, int(t) + int(t) // 64):
                 thr = float(s) ** (-kappa)
                 for r in (thr, np.nextafter(thr, 0), np.nextafter(thr, 1), thr * (1 + 1e-13),
@@ -476,7 +476,7 @@ def test_refit_bounds_contain_the_computed_demo_norm(dtype):
     rng = np.random.default_rng(7)
     for d, anisotropic in [(2, False), (5, True), (10, False), (10, True), (40, False), (70, True)]:
         V, screen, A = _refitted(rng, d, dtype, anisotropic=anisotropic)
-        mu, hi = screen[_S_MU], screen[_S_HI]
+        mu, hi = screen[SCREEN_MU], screen[SCREEN_HI]
         assert 0.0 <= mu <= 1.0 / np.linalg.eigvalsh(A)[-1]
         eig = np.linalg.eigh(A)[1]
         xs = [eig[:, 0], eig[:, -1]] + list(rng.normal(size=(200, d)))
@@ -537,7 +537,7 @@ def test_state_saved_without_the_screen_resumes_with_the_same_results(tmp_path):
         arrays = {k: npz[k] for k in npz.files if k != "state.work_screen"}
     np.savez(path, **arrays)
     b = SelectiveSampler.load(path)
-    assert b._work.screen[_S_MU] == 0.0
+    assert b._work.screen[SCREEN_MU] == 0.0
     pa, qa = a.process_many(X[2000:], y[2000:])
     pb, qb = b.process_many(X[2000:], y[2000:])
     np.testing.assert_array_equal(pa, pb)

@@ -393,14 +393,14 @@ def test_nan_row_in_csr_block_learns_rows_before_only():
 
 def _per_row_reference(model, idx, val, y, mu):
     """Drive the per-row kernel (learn_one's path) on ``model``, with per-step mu."""
-    from edgereg._kernels.dfop import MU
+    from edgereg._kernels.dfop import HYPER_MU
     from edgereg._kernels.sparse import _sparse_learn_one_sparse
 
     preds, status = [], []
     hyper = model._work.hyper
-    own = hyper[MU]
+    own = hyper[HYPER_MU]
     for t in range(len(y)):
-        hyper[MU] = mu[t]  # the one-row kernel forgets hyper[MU]
+        hyper[HYPER_MU] = mu[t]  # the one-row kernel forgets hyper[HYPER_MU]
         yhat, st = _sparse_learn_one_sparse(
             np.ascontiguousarray(idx[t], dtype=np.int64),
             np.ascontiguousarray(val[t], dtype=model.dtype), np.float64(y[t]),
@@ -408,7 +408,7 @@ def _per_row_reference(model, idx, val, y, mu):
         )
         preds.append(yhat)
         status.append(st)
-    hyper[MU] = own
+    hyper[HYPER_MU] = own
     return np.array(preds), np.array(status)
 
 

@@ -32,7 +32,7 @@ Blocks (docs/design/calling_convention.md):
 * ``A`` float64, one block: member k's DFOP block B (``dfop.packed_size(d)``
   each, every ``member_stride(d)`` floats: scratch, learnt L, hyper, codes),
   the chunk of predictions (K * CHUNK, scratch), the bank's hyper-parameters
-  and codes (codes[LATTICE]: the lattice's length), its counters (learnt,
+  and codes (codes[CODE_LATTICE]: the lattice's length), its counters (learnt,
   skipped), the loss scale (n, mean, variance of the bank's errors), the weights v (K), the
   members' predictions q (K, scratch), the window (low), the lattice's
   factors and refresh periods, and the members' slow losses (K).
@@ -54,7 +54,14 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
-from .dfop import MU, PERIOD, _dfop_learn_many, _dfop_learn_one, _packed_views, packed_size
+from .dfop import (
+    CODE_PERIOD,
+    HYPER_MU,
+    _dfop_learn_many,
+    _dfop_learn_one,
+    _packed_views,
+    packed_size,
+)
 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
 #: CHUNK predictions; 32 rows make the call's cost negligible).
@@ -87,9 +94,9 @@ WRONG_SIGN_LOSS = 0.25
 
 # The block A: the members' DFOP blocks, the chunk of predictions, then the
 # bank's hyper (float), codes (int64 bits), learnt fields, scratch and lattice.
-ETA, SHARE = 0, 1
+HYPER_ETA, HYPER_SHARE = 0, 1
 N_HYPER = 2
-CLASSIFY, SKIP, LATTICE = 0, 1, 2
+CODE_CLASSIFY, CODE_SKIP, CODE_LATTICE = 0, 1, 2
 N_CODES = 3
 HEAD = N_HYPER + N_CODES + 2 + 3 + 1  # hyper, codes, counts, scale, window
 #: The members' slow losses, which move the window, forget at this rate a sample.
@@ -114,7 +121,7 @@ def bank_size(K, n_lattice, d):
 @inline_kernel
 def _bank_views(A, K, d):
     """hyper, codes, counts, scale, v, q, B (member blocks), chunk, window,
-    lattice, periods, slow: A's one layout (the lattice's length is codes[LATTICE])."""
+    lattice, periods, slow: A's one layout (the lattice's length is codes[CODE_LATTICE])."""
     g = K * member_stride(d)
     h = g + K * CHUNK
     a = h + N_HYPER
@@ -127,7 +134,7 @@ def _bank_views(A, K, d):
     codes = A[a:b].view(np.int64)
     counts = A[b:c].view(np.int64)
     window = A[o : o + 1].view(np.int64)
-    n = codes[LATTICE]
+    n = codes[CODE_LATTICE]
     lattice = A[o + 1 : o + 1 + n]
     periods = A[o + 1 + n : o + 1 + 2 * n].view(np.int64)
     r = o + 1 + 2 * n
@@ -234,14 +241,14 @@ def _reweigh(q, y, v, eta, share, s, classify):
 def _aggregate(q, y, hyper, codes, scale, v, slow):
     """The bank's round: yhat from the members' predictions q, then learn y
     (the weights, the loss scale, the members' slow losses)."""
-    classify = codes[CLASSIFY] != 0
+    classify = codes[CODE_CLASSIFY] != 0
     yhat = _combine(q, v)
     if classify:  # the slow loss is the error rate: what the window must lower
         for k in range(v.shape[0]):
             wrong = 0.0 if (q[k] >= 0.0) == (y > 0.0) else 1.0
             slow[k] += SLOW_RATE * (wrong - slow[k])
     s = 1.0 if classify else _loss_scale(scale)
-    _reweigh(q, y, v, hyper[ETA], hyper[SHARE], s, classify)
+    _reweigh(q, y, v, hyper[HYPER_ETA], hyper[HYPER_SHARE], s, classify)
     if not classify:
         for k in range(v.shape[0]):  # q holds the losses now
             slow[k] += SLOW_RATE * (q[k] - slow[k])
@@ -312,8 +319,8 @@ def _move(PW, B, v, slow, window, lattice, periods, d):
         return
     window[0] = low
     _, _, h, c = _packed_views(_member_block(B, new, d), d)
-    h[MU] = lattice[low + new]
-    c[PERIOD] = periods[low + new]
+    h[HYPER_MU] = lattice[low + new]
+    c[CODE_PERIOD] = periods[low + new]
 
 
 @kernel
@@ -329,10 +336,10 @@ def _bank_learn_one(x, y, PW, A):
     hyper, codes, counts, scale, v, q, B, _, window, lattice, periods, slow = _bank_views(
         A, K, d)
     if not _valid(x, y):
-        if codes[SKIP] != 0:
+        if codes[CODE_SKIP] != 0:
             counts[1] += 1
         return np.nan
-    classify = codes[CLASSIFY] != 0
+    classify = codes[CODE_CLASSIFY] != 0
     for k in range(K):
         work, L, h, c = _packed_views(_member_block(B, k, d), d)
         p, _ = _dfop_learn_one(x, y, PW[k], L, work, h, c)
@@ -359,7 +366,7 @@ def _bank_learn_many(X, Y, out, PW, A):
     K = PW.shape[0]
     hyper, codes, counts, scale, v, q, B, chunk, window, lattice, periods, slow = (
         _bank_views(A, K, d))
-    classify = codes[CLASSIFY] != 0
+    classify = codes[CODE_CLASSIFY] != 0
     start = 0
     while start < n:
         end = min(start + CHUNK - counts[0] % CHUNK, n)
@@ -373,7 +380,7 @@ def _bank_learn_many(X, Y, out, PW, A):
         if m > 0:
             for k in range(K):
                 work, L, h, c = _packed_views(_member_block(B, k, d), d)
-                _dfop_learn_many(X[start:end], Y[start:end], h[MU : MU + 1],
+                _dfop_learn_many(X[start:end], Y[start:end], h[HYPER_MU : HYPER_MU + 1],
                                  chunk[k * CHUNK : k * CHUNK + m], PW[k], L, work, h, c)
             for i in range(m):
                 for k in range(K):
@@ -385,7 +392,7 @@ def _bank_learn_many(X, Y, out, PW, A):
         if bad < 0:
             start = end
             continue
-        if codes[SKIP] == 0:
+        if codes[CODE_SKIP] == 0:
             return bad
         counts[1] += 1
         out[bad] = np.nan
@@ -410,7 +417,7 @@ def _bank_predict(x, PW, q, v, classify):
 def _bank_predict_many(X, PW, A, out):
     K = PW.shape[0]
     hyper, codes, counts, scale, v, q, B, chunk, _, _, _, _ = _bank_views(A, K, X.shape[1])
-    classify = codes[CLASSIFY] != 0
+    classify = codes[CODE_CLASSIFY] != 0
     for t in range(X.shape[0]):
         out[t] = _bank_predict(X[t], PW, q, v, classify)
 
@@ -419,7 +426,7 @@ def _bank_predict_many(X, PW, A, out):
 def _bank_predict_one(x, PW, A):
     K = PW.shape[0]
     hyper, codes, counts, scale, v, q, B, chunk, _, _, _, _ = _bank_views(A, K, x.shape[0])
-    return _bank_predict(x, PW, q, v, codes[CLASSIFY] != 0)
+    return _bank_predict(x, PW, q, v, codes[CODE_CLASSIFY] != 0)
 
 
 # The bank runs DFOP's kernels: recompile it when _kernels/dfop.py changes (see _jit).

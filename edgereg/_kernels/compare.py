@@ -44,7 +44,7 @@ from .eprocess import _NONE, THETA_FLOOR, THETA_START, _log_add, _log_prior, _re
 
 #: The bets l of the mixture (equal weights).
 BETS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
-_N_BETS = 9
+N_BETS = 9
 #: psi(l) = -log(1 - l) - l of each bet (Fan's inequality).
 PSI = tuple(-math.log1p(-lam) - lam for lam in BETS)
 #: log(number of bets): the mixture's log is log-sum-exp minus this.
@@ -53,46 +53,46 @@ _LOG_N_BETS = math.log(9.0)
 CANDIDATE_LAMBDA = 0.98
 
 # Globals (C[:8]).
-# _K_LAST and _K_THETA are at the e-process's _G_LAST and _G_THETA: the
+# GLOBAL_LAST and GLOBAL_THETA are at the e-process's GLOBAL_LAST and GLOBAL_THETA: the
 # class reads both tests' last alarm and threshold alike.
-_K_LABELS = 0  # tested rounds in the epoch
-_K_SPAN = 1  # tested rounds between two instance starts
-_K_ALARMS = 2  # alarms raised (total)
-_K_ROWS = 3  # DriftAlarm: rows of the epoch the incumbent has learnt
-_K_LAST = 4  # log e-value of the last alarm
-_K_THETA = 5  # the confidence threshold of the test rounds (SelectiveSampler)
-_K_WAIT = 6  # 1: no instance before ``span`` tested rounds of an epoch (SelectiveSampler)
-_N_GLOBALS = 8
+GLOBAL_LABELS = 0  # tested rounds in the epoch
+GLOBAL_SPAN = 1  # tested rounds between two instance starts
+GLOBAL_ALARMS = 2  # alarms raised (total)
+GLOBAL_ROWS = 3  # DriftAlarm: rows of the epoch the incumbent has learnt
+GLOBAL_LAST = 4  # log e-value of the last alarm
+GLOBAL_THETA = 5  # the confidence threshold of the test rounds (SelectiveSampler)
+GLOBAL_WAIT = 6  # 1: no instance before ``span`` tested rounds of an epoch (SelectiveSampler)
+N_GLOBALS = 8
 # An instance's scalars.
-_I_S = 0  # sum of delta
-_I_V = 1  # sum of delta^2
-_I_N = 2  # tested rounds seen
-_I_J = 3  # its index j (spends delta pi_j); 0: not started
-_I_PJ = 4  # log pi_j
-_N_SCALARS = 8
+SCALAR_S = 0  # sum of delta
+SCALAR_V = 1  # sum of delta^2
+SCALAR_N = 2  # tested rounds seen
+SCALAR_J = 3  # its index j (spends delta pi_j); 0: not started
+SCALAR_PJ = 4  # log pi_j
+N_SCALARS = 8
 _SLOTS = 2
 # DriftAlarm's statistics of y in the epoch (after the incumbent RLS).
-_Y_MEAN = 0
-_Y_ABSDEV = 1
-_N_YSTATS = 8
+YSTAT_MEAN = 0
+YSTAT_ABSDEV = 1
+N_YSTATS = 8
 
 
 def compare_size(d, drift):
     """Length of the block C: globals, two instances, an RLS, then (DriftAlarm) y's
     statistics or (SelectiveSampler) the shadow RLS."""
-    return _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d + (_N_YSTATS if drift else d + d * d)
+    return N_GLOBALS + _SLOTS * N_SCALARS + d + d * d + (N_YSTATS if drift else d + d * d)
 
 
 @inline_kernel
 def _slot(C, i):
-    o = _N_GLOBALS + i * _N_SCALARS
-    return C[o : o + _N_SCALARS]
+    o = N_GLOBALS + i * N_SCALARS
+    return C[o : o + N_SCALARS]
 
 
 @inline_kernel
 def compare_rls(C, d):
     """(w, P) of the block's RLS: the candidate (SelectiveSampler) or the incumbent (DriftAlarm)."""
-    o = _N_GLOBALS + _SLOTS * _N_SCALARS
+    o = N_GLOBALS + _SLOTS * N_SCALARS
     return C[o : o + d], C[o + d : o + d + d * d].reshape((d, d))
 
 
@@ -100,24 +100,24 @@ def compare_rls(C, d):
 def shadow_rls(C, d):
     """(w, P) of SelectiveSampler's shadow: an RLS without forgetting on the labels
     the candidate learns, since the epoch's start (the test's incumbent)."""
-    o = _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d
+    o = N_GLOBALS + _SLOTS * N_SCALARS + d + d * d
     return C[o : o + d], C[o + d : o + d + d * d].reshape((d, d))
 
 
 @inline_kernel
 def _ystats(C, d):
-    o = _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d
-    return C[o : o + _N_YSTATS]
+    o = N_GLOBALS + _SLOTS * N_SCALARS + d + d * d
+    return C[o : o + N_YSTATS]
 
 
 @inline_kernel
 def _start_instance(C, i, j):
     """Instance slot i starts afresh as the j-th of the epoch (C indexed directly)."""
-    o = _N_GLOBALS + i * _N_SCALARS
-    for k in range(_N_SCALARS):
+    o = N_GLOBALS + i * N_SCALARS
+    for k in range(N_SCALARS):
         C[o + k] = 0.0
-    C[o + _I_J] = float(j)
-    C[o + _I_PJ] = _log_prior(float(j))
+    C[o + SCALAR_J] = float(j)
+    C[o + SCALAR_PJ] = _log_prior(float(j))
 
 
 @kernel
@@ -128,31 +128,31 @@ def compare_restart(C, span):
     waits until the shadow has learnt that many labels and the classifier,
     which picks the tested rounds, has settled (measured: XOR labels switched
     in 6 of 10 runs within the first 1,800 rounds without this wait)."""
-    C[_K_LABELS] = 0.0
-    C[_K_SPAN] = float(span)
-    C[_K_ROWS] = 0.0
+    C[GLOBAL_LABELS] = 0.0
+    C[GLOBAL_SPAN] = float(span)
+    C[GLOBAL_ROWS] = 0.0
     for i in range(_SLOTS):
-        o = _N_GLOBALS + i * _N_SCALARS
-        for k in range(_N_SCALARS):
+        o = N_GLOBALS + i * N_SCALARS
+        for k in range(N_SCALARS):
             C[o + k] = 0.0
-    if C[_K_WAIT] == 0.0:
+    if C[GLOBAL_WAIT] == 0.0:
         _start_instance(C, 0, 1)
 
 
 @kernel
 def compare_init(C, d, span):
     """A fresh block: globals, ``compare_restart``, the RLS at its prior (w = 0, P = I)."""
-    for k in range(_N_GLOBALS):
+    for k in range(N_GLOBALS):
         C[k] = 0.0
-    C[_K_THETA] = THETA_START
-    drift = C.shape[0] == _N_GLOBALS + _SLOTS * _N_SCALARS + d + d * d + _N_YSTATS
-    C[_K_WAIT] = 0.0 if drift else 1.0
+    C[GLOBAL_THETA] = THETA_START
+    drift = C.shape[0] == N_GLOBALS + _SLOTS * N_SCALARS + d + d * d + N_YSTATS
+    C[GLOBAL_WAIT] = 0.0 if drift else 1.0
     compare_restart(C, span)
     w, P = compare_rls(C, d)
     _reset_rls(w, P)
     if drift:
         ys = _ystats(C, d)
-        for k in range(_N_YSTATS):
+        for k in range(N_YSTATS):
             ys[k] = 0.0
     else:
         ws, Ps = shadow_rls(C, d)
@@ -164,11 +164,11 @@ def _log_wealth(S, V):
     """log of the mixture (1 / K) sum_k exp(l_k S - psi(l_k) V) over the bets."""
     best = _NONE
     total = _NONE
-    for k in range(_N_BETS):
+    for k in range(N_BETS):
         lam = BETS[k]
         a = lam * S - PSI[k] * V
         best = a if a > best else best
-    for k in range(_N_BETS):
+    for k in range(N_BETS):
         lam = BETS[k]
         total = _log_add(total, lam * S - PSI[k] * V)
     return total - _LOG_N_BETS
@@ -178,7 +178,7 @@ def _log_wealth(S, V):
 def _log_wealth_bound(S, V):
     """max_k (l_k S - psi(l_k) V) >= ``_log_wealth``: rules the threshold out cheaply."""
     best = _NONE
-    for k in range(_N_BETS):
+    for k in range(N_BETS):
         lam = BETS[k]
         a = lam * S - PSI[k] * V
         best = a if a > best else best
@@ -190,30 +190,30 @@ def compare_label(delta, threshold, C):
     """One tested round with loss difference ``delta`` in [-1, 1] (incumbent's
     minus candidate's): every running instance's sums updated, the staggered
     start made; True when an instance's log e-value (its log wealth + log pi_j)
-    reaches ``threshold`` = log(1 / delta_level), recorded in C[_K_LAST].
+    reaches ``threshold`` = log(1 / delta_level), recorded in C[GLOBAL_LAST].
 
     C is indexed directly (no views: a view made per round costs two atomic
     reference counts, more than the round's arithmetic)."""
     fired = False
     for i in range(_SLOTS):
-        o = _N_GLOBALS + i * _N_SCALARS
-        if C[o + _I_J] < 1.0:
+        o = N_GLOBALS + i * N_SCALARS
+        if C[o + SCALAR_J] < 1.0:
             continue
-        S = C[o + _I_S] + delta
-        V = C[o + _I_V] + delta * delta
-        C[o + _I_S] = S
-        C[o + _I_V] = V
-        C[o + _I_N] += 1.0
-        pj = C[o + _I_PJ]
+        S = C[o + SCALAR_S] + delta
+        V = C[o + SCALAR_V] + delta * delta
+        C[o + SCALAR_S] = S
+        C[o + SCALAR_V] = V
+        C[o + SCALAR_N] += 1.0
+        pj = C[o + SCALAR_PJ]
         # max_k l_k S - psi_k V <= l_max max(S, 0): most rounds end here.
-        if pj + BETS[_N_BETS - 1] * S >= threshold and pj + _log_wealth_bound(S, V) >= threshold:
+        if pj + BETS[N_BETS - 1] * S >= threshold and pj + _log_wealth_bound(S, V) >= threshold:
             log_e = pj + _log_wealth(S, V)
-            if log_e >= threshold and (not fired or log_e > C[_K_LAST]):
-                C[_K_LAST] = log_e
+            if log_e >= threshold and (not fired or log_e > C[GLOBAL_LAST]):
+                C[GLOBAL_LAST] = log_e
                 fired = True
-    n = int(C[_K_LABELS]) + 1
-    C[_K_LABELS] = float(n)
-    span = int(C[_K_SPAN])
+    n = int(C[GLOBAL_LABELS]) + 1
+    C[GLOBAL_LABELS] = float(n)
+    span = int(C[GLOBAL_SPAN])
     if n % span == 0:
         q = n // span
         _start_instance(C, q % 2, q + 1)
@@ -226,8 +226,8 @@ def compare_score(C):
     best = _NONE
     for i in range(_SLOTS):
         s = _slot(C, i)
-        if s[_I_J] >= 1.0:
-            v = s[_I_PJ] + _log_wealth(s[_I_S], s[_I_V])
+        if s[SCALAR_J] >= 1.0:
+            v = s[SCALAR_PJ] + _log_wealth(s[SCALAR_S], s[SCALAR_V])
             best = v if v > best else best
     return best
 
@@ -235,7 +235,7 @@ def compare_score(C):
 @kernel
 def compare_alarm(C, span):
     """The test fired: count the alarm, then ``compare_restart``."""
-    C[_K_ALARMS] += 1.0
+    C[GLOBAL_ALARMS] += 1.0
     compare_restart(C, span)
 
 
@@ -370,9 +370,9 @@ def wrong(f, y):
 @inline_kernel
 def track_confidence(C, margin, up, down):
     """``eprocess.track_confidence`` on this block's threshold."""
-    theta = C[_K_THETA]
+    theta = C[GLOBAL_THETA]
     theta *= up if margin > theta else down
-    C[_K_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
+    C[GLOBAL_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
 
 
 def compare_span(d):
@@ -383,13 +383,13 @@ def compare_span(d):
 # ------------------------------------------------------------- the drift alarm
 # DriftAlarm's kernels take (X, Y, M, rows, C, N, work, hyper, codes):
 #   C  learnt, float64: the test's block with the incumbent RLS and y's statistics
-#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts _D_*
+#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts COUNT_*
 #   work  float64 (2 d): P0 x, the next row's P0 x (fused)
 #   hyper  float64: delta, the clip width (in absolute deviations); codes int64: span, burn-in
-_HC_DELTA, _HC_WIDTH = range(2)
-_N_COMPARE_HYPER = 2
-_CC_SPAN, _CC_BURN = range(2)
-_N_COMPARE_CODES = 2
+HYPER_COMPARE_DELTA, HYPER_COMPARE_WIDTH = range(2)
+N_COMPARE_HYPER = 2
+CODE_COMPARE_SPAN, CODE_COMPARE_BURN = range(2)
+N_COMPARE_CODES = 2
 #: The incumbent's prior P0 = PRIOR_SCALE / ||x_1||^2 I (x_1: the epoch's first
 #: nonzero row): weak against the data at any scale of the inputs.
 PRIOR_SCALE = 1e6
@@ -436,7 +436,7 @@ def _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc, hyp
         return -1, False
     if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
         return -2, False
-    rows = C[_K_ROWS]
+    rows = C[GLOBAL_ROWS]
     if rows == 0.0:
         if nn == 0.0:
             return 0, False  # the prior waits for a row that sets its scale
@@ -458,10 +458,10 @@ def _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc, hyp
             f += w0[j] * xj
             r += xj * Px[j]
     fired = False
-    if rows >= codes[_CC_BURN] and ys[_Y_ABSDEV] > 0.0:
-        width = hyper[_HC_WIDTH] * ys[_Y_ABSDEV]
-        lo = ys[_Y_MEAN] - width
-        hi = ys[_Y_MEAN] + width
+    if rows >= codes[CODE_COMPARE_BURN] and ys[YSTAT_ABSDEV] > 0.0:
+        width = hyper[HYPER_COMPARE_WIDTH] * ys[YSTAT_ABSDEV]
+        lo = ys[YSTAT_MEAN] - width
+        hi = ys[YSTAT_MEAN] + width
         yc = _clip(y, lo, hi)
         li = yc - _clip(f, lo, hi)
         lc = yc - _clip(m, lo, hi)
@@ -471,19 +471,19 @@ def _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc, hyp
             fired = compare_label(delta, threshold, C)
     # y's statistics of the epoch (after their use: predictable).
     k = rows + 1.0
-    dev = abs(y - ys[_Y_MEAN]) if rows > 0.0 else 0.0
-    ys[_Y_MEAN] += (y - ys[_Y_MEAN]) / k
+    dev = abs(y - ys[YSTAT_MEAN]) if rows > 0.0 else 0.0
+    ys[YSTAT_MEAN] += (y - ys[YSTAT_MEAN]) / k
     if rows > 0.0:
-        ys[_Y_ABSDEV] += (dev - ys[_Y_ABSDEV]) / rows
-    C[_K_ROWS] = k
+        ys[YSTAT_ABSDEV] += (dev - ys[YSTAT_ABSDEV]) / rows
+    C[GLOBAL_ROWS] = k
     fuse = False
     if rls_fits(f, r, P0, Px, 1.0):
         fuse = t + 1 < n
         rls_learn_fused(y, f, r, w0, P0, Px, 1.0, X[t + 1] if fuse else X[t], acc, fuse)
     if fired:
-        C[_K_ALARMS] += 1.0
-        compare_restart(C, codes[_CC_SPAN])
-        for k2 in range(_N_YSTATS):
+        C[GLOBAL_ALARMS] += 1.0
+        compare_restart(C, codes[CODE_COMPARE_SPAN])
+        for k2 in range(N_YSTATS):
             ys[k2] = 0.0
         return 1, False
     return 0, fuse
@@ -498,7 +498,7 @@ def compare_drift_run(X, Y, M, rows, C, N, work, hyper, codes, record, n_counts)
     alarms = 0
     fresh = False
     counts = N[record : record + n_counts]
-    threshold = -math.log(hyper[_HC_DELTA])
+    threshold = -math.log(hyper[HYPER_COMPARE_DELTA])
     w0, P0 = compare_rls(C, d)
     ys = _ystats(C, d)
     Px = work[:d]
@@ -536,27 +536,27 @@ def compare_faults(C, d, span, drift, field):
     if not np.all(np.isfinite(C)):
         faults.append((field, "holds a value that is not finite"))
         return faults
-    if C[_K_SPAN] != span:
-        faults.append((field, f"holds an instance span of {C[_K_SPAN]!r}, expected {span}"))
-    if not (count(C[_K_LABELS]) and count(C[_K_ALARMS]) and count(C[_K_ROWS])):
+    if C[GLOBAL_SPAN] != span:
+        faults.append((field, f"holds an instance span of {C[GLOBAL_SPAN]!r}, expected {span}"))
+    if not (count(C[GLOBAL_LABELS]) and count(C[GLOBAL_ALARMS]) and count(C[GLOBAL_ROWS])):
         faults.append((field, "holds a count that is not a whole number in [0, 2^53]"))
-    if not C[_K_THETA] >= THETA_FLOOR:
-        faults.append((field, f"holds a confidence threshold {C[_K_THETA]!r} below "
+    if not C[GLOBAL_THETA] >= THETA_FLOOR:
+        faults.append((field, f"holds a confidence threshold {C[GLOBAL_THETA]!r} below "
                               f"{THETA_FLOOR}"))
     live = 0
     for i in range(_SLOTS):
-        s = C[_N_GLOBALS + i * _N_SCALARS : _N_GLOBALS + (i + 1) * _N_SCALARS]
-        if s[_I_J] >= 1.0:
+        s = C[N_GLOBALS + i * N_SCALARS : N_GLOBALS + (i + 1) * N_SCALARS]
+        if s[SCALAR_J] >= 1.0:
             live += 1
-            if not (count(s[_I_J]) and count(s[_I_N]) and s[_I_N] <= 2 * span
-                    and abs(s[_I_S]) <= s[_I_N] and 0.0 <= s[_I_V] <= s[_I_N]
-                    and abs(s[_I_PJ] - python_function(_log_prior)(s[_I_J])) <= 1e-9):
+            if not (count(s[SCALAR_J]) and count(s[SCALAR_N]) and s[SCALAR_N] <= 2 * span
+                    and abs(s[SCALAR_S]) <= s[SCALAR_N] and 0.0 <= s[SCALAR_V] <= s[SCALAR_N]
+                    and abs(s[SCALAR_PJ] - python_function(_log_prior)(s[SCALAR_J])) <= 1e-9):
                 faults.append((field, f"instance {i} holds inconsistent sums or counts"))
-    if C[_K_WAIT] != (0.0 if drift else 1.0):
-        faults.append((field, f"holds a wait flag {C[_K_WAIT]!r} of the other model"))
-    if live == 0 and not (C[_K_WAIT] == 1.0 and C[_K_LABELS] < span):
+    if C[GLOBAL_WAIT] != (0.0 if drift else 1.0):
+        faults.append((field, f"holds a wait flag {C[GLOBAL_WAIT]!r} of the other model"))
+    if live == 0 and not (C[GLOBAL_WAIT] == 1.0 and C[GLOBAL_LABELS] < span):
         faults.append((field, "holds no running instance of the test"))
-    o = _N_GLOBALS + _SLOTS * _N_SCALARS
+    o = N_GLOBALS + _SLOTS * N_SCALARS
     P = C[o + d : o + d + d * d].reshape((d, d))
     if not np.array_equal(P, P.T):
         faults.append((field, "the RLS's P is not symmetric"))

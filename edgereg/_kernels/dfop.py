@@ -69,7 +69,7 @@ _GAIN_BY_SQRT_FROM = _INLINE_D + 1
 #: A float32 model computes in float32 from this d: P x, u and the
 #: pass over P, the part of a step that grows as d^2 (float32 does twice the
 #: lanes). Below it, only while its forgetting mu <= 1 / d, that is while its
-#: prior refresh period floor(2 / (d mu)) (codes[PERIOD], set with mu) is at
+#: prior refresh period floor(2 / (d mu)) (codes[CODE_PERIOD], set with mu) is at
 #: least FLOAT32_PERIOD_FROM: the careful steps below are then rare
 #: (x^T P x / lambda ~ mu d / lambda on average), while at a higher
 #: forgetting most steps of a small model are careful and cost more than
@@ -94,7 +94,7 @@ def _float32_arithmetic(d, P, codes):
     By d and the model's own forgetting through its refresh period, a
     constant of the model: per-step forgetting factors (a block's, G-DFOP)
     do not change it, so learn_one and learn_many decide alike."""
-    return P.itemsize == 4 and (d >= FLOAT32_FROM or codes[PERIOD] >= FLOAT32_PERIOD_FROM)
+    return P.itemsize == 4 and (d >= FLOAT32_FROM or codes[CODE_PERIOD] >= FLOAT32_PERIOD_FROM)
 
 
 @inline_kernel
@@ -126,19 +126,19 @@ def _reads(x, w, Px):
 # ------------------------------------------------------------- the blocks
 # Every DFOP kernel (and Fleet's, SparseDFOP's, which run these) takes
 #   PW     (d + 1, d) of the dtype: P in rows 0..d-1, w in row d   (learnt)
-#   L      float64 (N_LEARNT,): FORGOTTEN, then 4 int64 counters stored as
-#          their bits at COUNTS.. (learnt, skipped, steps since refresh,
+#   L      float64 (N_LEARNT,): LEARNT_FORGOTTEN, then 4 int64 counters stored
+#          as their bits at LEARNT_COUNTS.. (learnt, skipped, steps since refresh,
 #          next refresh coordinate)                                 (learnt)
 #   work   float64 (3s,): P x, P_new x_next, the refresh vector v,   (scratch)
 #          each starting every s = scratch_stride(d) floats (_scratch_views)
 #   hyper  float64 (N_HYPER,) and codes int64 (N_CODES,), named below
 # (docs/design/calling_convention.md). A model built on DFOP may
 # append its own entries to hyper and codes after these.
-MU, P0 = 0, 1
+HYPER_MU, HYPER_P0 = 0, 1
 N_HYPER = 2
-PERIOD, KEEP_PRIOR, SKIP = 0, 1, 2
+CODE_PERIOD, CODE_KEEP_PRIOR, CODE_SKIP = 0, 1, 2
 N_CODES = 3
-FORGOTTEN, COUNTS = 0, 1
+LEARNT_FORGOTTEN, LEARNT_COUNTS = 0, 1
 N_LEARNT = 5
 
 
@@ -261,21 +261,21 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0, pmin):
 @inline_kernel
 def _counters(L):
     """The int64 counters of L (a view of their bits)."""
-    return L[COUNTS : COUNTS + 4].view(np.int64)
+    return L[LEARNT_COUNTS : LEARNT_COUNTS + 4].view(np.int64)
 
 
 @kernel
 def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
     """learn_one: one step, then the prior refresh when due (same arithmetic as the block).
 
-    Returns ``(yhat, status)``; the blocks as above, mu = ``hyper[MU]``.
+    Returns ``(yhat, status)``; the blocks as above, mu = ``hyper[HYPER_MU]``.
     """
     d = x.shape[0]
     w = PW[d]
     P = PW[:d]
-    p0 = hyper[P0]
-    mu = hyper[MU]
-    cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
+    p0 = hyper[HYPER_P0]
+    mu = hyper[HYPER_MU]
+    cap = _max_variance(p0, codes[CODE_KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
     if _float32_arithmetic(d, P, codes):
         Px, _, v = _scratch_views(scratch_of(work, P), d)  # in float32
@@ -296,12 +296,12 @@ def _after_step(status, mu, w, P, L, v, p0, codes):
     counts = _counters(L)
     if status == OK:
         counts[0] += 1
-        if codes[KEEP_PRIOR] != 0:
-            L[FORGOTTEN] += mu
+        if codes[CODE_KEEP_PRIOR] != 0:
+            L[LEARNT_FORGOTTEN] += mu
             counts[2] += 1
-            if counts[2] >= codes[PERIOD] and L[FORGOTTEN] > 0.0:
+            if counts[2] >= codes[CODE_PERIOD] and L[LEARNT_FORGOTTEN] > 0.0:
                 k = counts[3]
-                forgotten = L[FORGOTTEN]
+                forgotten = L[LEARNT_FORGOTTEN]
                 width = _refresh_width(d, forgotten)
                 rho = d * forgotten / p0 / width
                 for i in range(width):
@@ -310,8 +310,8 @@ def _after_step(status, mu, w, P, L, v, p0, codes):
                     _set_prior(P, p0)  # the refresh met a P rounding made indefinite
                 counts[2] = 0
                 counts[3] = (k + width) % d
-                L[FORGOTTEN] = 0.0
-    elif codes[SKIP] != 0:
+                L[LEARNT_FORGOTTEN] = 0.0
+    elif codes[CODE_SKIP] != 0:
         counts[1] += 1
 
 
@@ -326,7 +326,7 @@ def _dfop_learn_one_packed(x, y, PW, B):
     """
     work, L, hyper, codes = _packed_views(B, PW.shape[1])
     yhat, status = _dfop_learn_one(x, y, PW, L, work, hyper, codes)
-    if status != OK and codes[SKIP] == 0:
+    if status != OK and codes[CODE_SKIP] == 0:
         return np.nan
     return yhat
 
@@ -361,7 +361,7 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
     """Learn a block; out[t] = prequential prediction of row t.
 
     ``MU`` is the forgetting factor of each step (G-DFOP), or of all steps
-    when it holds one value (``hyper[MU:MU + 1]``, the model's own). The
+    when it holds one value (``hyper[HYPER_MU:HYPER_MU + 1]``, the model's own). The
     blocks are those of the module's header, ``lev`` empty or of length n
     (then lev[t] = x_t^T P x_t, NaN when row t is refused), ``work`` the scratch in the
     dtype of the arithmetic and ``Px64`` float64 scratch. The loop is fused: while row i
@@ -371,7 +371,7 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
     the same arithmetic as ``_dfop_learn_one``.
 
     Returns -1 when every row was handled, else the index of the first invalid
-    row (only when ``codes[SKIP]`` is 0); rows before it are learnt, it and the
+    row (only when ``codes[CODE_SKIP]`` is 0); rows before it are learnt, it and the
     rows after it are not.
     """
     n = X.shape[0]
@@ -380,14 +380,14 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
     mu_stride = 1 if MU.shape[0] > 1 else 0
     w = PW[d]
     P = PW[:d]
-    forgotten = L[FORGOTTEN : FORGOTTEN + 1]
+    forgotten = L[LEARNT_FORGOTTEN : LEARNT_FORGOTTEN + 1]
     counts = _counters(L)
     # The pass accumulates P_new x_next in ``work``, then swaps it with Px.
     Px, work, v = _scratch_views(work, d)
-    p0 = hyper[P0]
-    period = codes[PERIOD]
-    keep_prior = codes[KEEP_PRIOR] != 0
-    skip = codes[SKIP] != 0
+    p0 = hyper[HYPER_P0]
+    period = codes[CODE_PERIOD]
+    keep_prior = codes[CODE_KEEP_PRIOR] != 0
+    skip = codes[CODE_SKIP] != 0
     record = lev.shape[0] > 0
     fresh = False  # does Px already hold P @ X[t]?
     # min diag(P) when the last pass gathered it (-1: unknown). Then

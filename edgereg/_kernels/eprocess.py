@@ -62,42 +62,42 @@ LN2 = math.log(2.0)
 _NONE = -1e300
 
 # Globals (E[:8]).
-_G_SCORE = 0  # unused (the current log e-value is ``eprocess_score``'s)
-_G_LABELS = 1  # test labels in the epoch
-_G_SPAN = 2  # labels between two instance starts
-_G_ALARMS = 3  # alarms raised (total)
-_G_LAST = 4  # log e-value of the last alarm
-_G_THETA = 5  # the confidence threshold of the test rounds (``track_confidence``)
-_N_GLOBALS = 8
+GLOBAL_SCORE = 0  # unused (the current log e-value is ``eprocess_score``'s)
+GLOBAL_LABELS = 1  # test labels in the epoch
+GLOBAL_SPAN = 2  # labels between two instance starts
+GLOBAL_ALARMS = 3  # alarms raised (total)
+GLOBAL_LAST = 4  # log e-value of the last alarm
+GLOBAL_THETA = 5  # the confidence threshold of the test rounds (``track_confidence``)
+N_GLOBALS = 8
 # An instance's scalars (after its w0 and P0).
-_I_LA = 0  # log of the no-change path's likelihood ratio
-_I_R = 1  # log-sum of the change paths' weighted ratios
-_I_K = 2  # candidate change points opened
-_I_N = 3  # labels seen
-_I_J = 4  # its index j (spends delta pi_j); 0: not started
-_I_TAIL = 5  # log of the prior mass of "no change among the first K" (_log_tail(K))
-_I_PJ = 6  # log pi_j, its share of delta (_log_prior(j))
-_N_SCALARS = 8
+SCALAR_LA = 0  # log of the no-change path's likelihood ratio
+SCALAR_R = 1  # log-sum of the change paths' weighted ratios
+SCALAR_K = 2  # candidate change points opened
+SCALAR_N = 3  # labels seen
+SCALAR_J = 4  # its index j (spends delta pi_j); 0: not started
+SCALAR_TAIL = 5  # log of the prior mass of "no change among the first K" (_log_tail(K))
+SCALAR_PJ = 6  # log pi_j, its share of delta (_log_prior(j))
+N_SCALARS = 8
 _SLOTS = 2
 
 
 def eprocess_size(d, alternative):
     """Length of the block E: globals, two instance slots, the alternative RLS."""
-    return _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS) + (d + d * d if alternative else 0)
+    return N_GLOBALS + _SLOTS * (d + d * d + N_SCALARS) + (d + d * d if alternative else 0)
 
 
 @inline_kernel
 def _slot(E, d, i):
     """(w0, P0, scalars) of instance slot i."""
-    o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
+    o = N_GLOBALS + i * (d + d * d + N_SCALARS)
     return (E[o : o + d], E[o + d : o + d + d * d].reshape((d, d)),
-            E[o + d + d * d : o + d + d * d + _N_SCALARS])
+            E[o + d + d * d : o + d + d * d + N_SCALARS])
 
 
 @inline_kernel
 def _alternative(E, d):
     """(wb, Pb) of the alternative RLS (empty views when the block has none)."""
-    o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
+    o = N_GLOBALS + _SLOTS * (d + d * d + N_SCALARS)
     if E.shape[0] < o + d + d * d:
         return E[o:o], E[o:o].reshape((0, 0))
     return E[o : o + d], E[o + d : o + d + d * d].reshape((d, d))
@@ -145,43 +145,43 @@ def _start_instance(E, d, i, j):
     """Instance slot i starts afresh as the j-th instance of the epoch."""
     w0, P0, s = _slot(E, d, i)
     _reset_rls(w0, P0)
-    s[_I_LA] = 0.0
-    s[_I_R] = _NONE
-    s[_I_K] = 0.0
-    s[_I_N] = 0.0
-    s[_I_J] = float(j)
-    s[_I_TAIL] = 0.0  # _log_tail(0)
-    s[_I_PJ] = _log_prior(float(j))
+    s[SCALAR_LA] = 0.0
+    s[SCALAR_R] = _NONE
+    s[SCALAR_K] = 0.0
+    s[SCALAR_N] = 0.0
+    s[SCALAR_J] = float(j)
+    s[SCALAR_TAIL] = 0.0  # _log_tail(0)
+    s[SCALAR_PJ] = _log_prior(float(j))
 
 
 @kernel
 def eprocess_restart(E, d, span):
     """A new epoch: instance 1 starts, slot 1 waits ``span`` labels; the alternative is kept."""
-    E[_G_SCORE] = 0.0
-    E[_G_LABELS] = 0.0
-    E[_G_SPAN] = float(span)
+    E[GLOBAL_SCORE] = 0.0
+    E[GLOBAL_LABELS] = 0.0
+    E[GLOBAL_SPAN] = float(span)
     _start_instance(E, d, 0, 1)
     _w, _P, s = _slot(E, d, 1)
     _reset_rls(_w, _P)
-    for k in range(_N_SCALARS):
+    for k in range(N_SCALARS):
         s[k] = 0.0
-    s[_I_R] = _NONE
+    s[SCALAR_R] = _NONE
 
 
 @kernel
 def eprocess_alarm(E, d, span):
     """The test fired (``eprocess_label`` recorded its log e-value): count the
     alarm, then ``eprocess_restart``."""
-    E[_G_ALARMS] += 1.0
+    E[GLOBAL_ALARMS] += 1.0
     eprocess_restart(E, d, span)
 
 
 @kernel
 def eprocess_init(E, d, span):
     """A fresh block: ``eprocess_restart`` and the alternative RLS at its prior."""
-    for k in range(_N_GLOBALS):
+    for k in range(N_GLOBALS):
         E[k] = 0.0
-    E[_G_THETA] = THETA_START
+    E[GLOBAL_THETA] = THETA_START
     eprocess_restart(E, d, span)
     wb, Pb = _alternative(E, d)
     if wb.shape[0] == d:
@@ -208,9 +208,9 @@ def track_confidence(E, margin, up, down):
     tracker). The choice depends on x and the past only, so the test stays
     valid.
     """
-    theta = E[_G_THETA]
+    theta = E[GLOBAL_THETA]
     theta *= up if margin > theta else down
-    E[_G_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
+    E[GLOBAL_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
 
 
 @inline_kernel
@@ -305,7 +305,7 @@ def eprocess_label(x, y, m_alt, clip, threshold, E, d, scratch):
     """One labelled example (x, y) with the alternative's prediction m_alt made
     before y: both instances' statistics and nulls updated, the staggered
     restart made; returns True when the test fires (log e-value >=
-    ``threshold`` = log(1 / delta), then recorded in E[_G_LAST]).
+    ``threshold`` = log(1 / delta), then recorded in E[GLOBAL_LAST]).
 
     The log e-value of instance j is log E_j + log pi_j (the share delta pi_j
     of delta it spends, so that log(1 / delta) is every instance's
@@ -318,7 +318,7 @@ def eprocess_label(x, y, m_alt, clip, threshold, E, d, scratch):
     fired = False
     for i in range(_SLOTS):
         w0, P0, s = _slot(E, d, i)
-        if s[_I_J] < 1.0:
+        if s[SCALAR_J] < 1.0:
             continue
         f0, r0 = _rls_products(x, w0, P0, scratch)
         if not _rls_fits(f0, r0, P0, scratch, 1.0):
@@ -330,25 +330,25 @@ def eprocess_label(x, y, m_alt, clip, threshold, E, d, scratch):
             ma = -1.0 if ma < -1.0 else (1.0 if ma > 1.0 else ma)
         la = 0.5 * (jinc - (y - ma) * (y - ma))
         lb = 0.5 * (jinc - (y - m_alt) * (y - m_alt))
-        if int(s[_I_N]) % GRID == 0:  # a candidate change point opens before this label
-            s[_I_K] += 1.0
-            s[_I_R] = _log_add(s[_I_R], _log_prior(s[_I_K]) + s[_I_LA])
-            s[_I_TAIL] = _log_tail(s[_I_K])
-        s[_I_N] += 1.0
-        s[_I_R] += lb
-        s[_I_LA] += la
-        a = s[_I_LA] + s[_I_TAIL]
-        b = s[_I_R]
-        base = s[_I_PJ] - 0.5
+        if int(s[SCALAR_N]) % GRID == 0:  # a candidate change point opens before this label
+            s[SCALAR_K] += 1.0
+            s[SCALAR_R] = _log_add(s[SCALAR_R], _log_prior(s[SCALAR_K]) + s[SCALAR_LA])
+            s[SCALAR_TAIL] = _log_tail(s[SCALAR_K])
+        s[SCALAR_N] += 1.0
+        s[SCALAR_R] += lb
+        s[SCALAR_LA] += la
+        a = s[SCALAR_LA] + s[SCALAR_TAIL]
+        b = s[SCALAR_R]
+        base = s[SCALAR_PJ] - 0.5
         if base + (a if a > b else b) + LN2 >= threshold:
             log_e = base + _log_add(a, b)
-            if log_e >= threshold and (not fired or log_e > E[_G_LAST]):
-                E[_G_LAST] = log_e
+            if log_e >= threshold and (not fired or log_e > E[GLOBAL_LAST]):
+                E[GLOBAL_LAST] = log_e
                 fired = True
         _rls_learn(y, f0, r0, w0, P0, scratch, 1.0)
-    n = int(E[_G_LABELS]) + 1
-    E[_G_LABELS] = float(n)
-    span = int(E[_G_SPAN])
+    n = int(E[GLOBAL_LABELS]) + 1
+    E[GLOBAL_LABELS] = float(n)
+    span = int(E[GLOBAL_SPAN])
     if n % span == 0:  # staggered restart: slot (n / span) mod 2, index n / span + 1
         q = n // span
         _start_instance(E, d, q % 2, q + 1)
@@ -362,8 +362,8 @@ def eprocess_score(E, d):
     best = _NONE
     for i in range(_SLOTS):
         _w, _P, s = _slot(E, d, i)
-        if s[_I_J] >= 1.0:
-            v = s[_I_PJ] - 0.5 + _log_add(s[_I_LA] + s[_I_TAIL], s[_I_R])
+        if s[SCALAR_J] >= 1.0:
+            v = s[SCALAR_PJ] - 0.5 + _log_add(s[SCALAR_LA] + s[SCALAR_TAIL], s[SCALAR_R])
             best = v if v > best else best
     return best
 
@@ -385,43 +385,43 @@ def eprocess_faults(E, d, span, alternative, labels_bounded, field):
     def count(v):
         return v == math.floor(v) and 0.0 <= v <= limit
 
-    if not E[_G_THETA] >= THETA_FLOOR:
-        faults.append((field, f"holds a confidence threshold {E[_G_THETA]!r} below "
+    if not E[GLOBAL_THETA] >= THETA_FLOOR:
+        faults.append((field, f"holds a confidence threshold {E[GLOBAL_THETA]!r} below "
                               f"{THETA_FLOOR}"))
-    if E[_G_SPAN] != span:
-        faults.append((field, f"holds an instance span of {E[_G_SPAN]!r}, expected {span}"))
-    if not (count(E[_G_LABELS]) and count(E[_G_ALARMS])):
+    if E[GLOBAL_SPAN] != span:
+        faults.append((field, f"holds an instance span of {E[GLOBAL_SPAN]!r}, expected {span}"))
+    if not (count(E[GLOBAL_LABELS]) and count(E[GLOBAL_ALARMS])):
         faults.append((field, "holds a label or alarm count that is not a whole number "
-                              f"in [0, 2^53]: {E[_G_LABELS]!r}, {E[_G_ALARMS]!r}"))
+                              f"in [0, 2^53]: {E[GLOBAL_LABELS]!r}, {E[GLOBAL_ALARMS]!r}"))
     live = 0
     for i in range(_SLOTS):
-        o = _N_GLOBALS + i * (d + d * d + _N_SCALARS)
+        o = N_GLOBALS + i * (d + d * d + N_SCALARS)
         w0 = E[o : o + d]
         P0 = E[o + d : o + d + d * d].reshape((d, d))
-        s = E[o + d + d * d : o + d + d * d + _N_SCALARS]
-        live += s[_I_J] >= 1.0
+        s = E[o + d + d * d : o + d + d * d + N_SCALARS]
+        live += s[SCALAR_J] >= 1.0
         # ||w0||^2 = b^T A^-2 b <= b^T A^-1 b = sum y^2 - J_n <= n max y^2, with
         # |y| <= 1 (labels) or 1e50 (DriftAlarm's tested values).
         y2 = 1.0 if labels_bounded else 1e100
         with np.errstate(over="ignore"):
-            long = not np.sum(w0 * w0) <= s[_I_N] * y2 * (1.0 + 1e-9) + 1e-9
+            long = not np.sum(w0 * w0) <= s[SCALAR_N] * y2 * (1.0 + 1e-9) + 1e-9
         if long:
             faults.append((field, f"instance {i}'s weights are longer than its "
-                                  f"{s[_I_N]:.0f} labels allow"))
-        if count(s[_I_J]) and s[_I_J] >= 1.0 and count(s[_I_K]) and not (
-                abs(s[_I_PJ] - python_function(_log_prior)(s[_I_J])) <= 1e-9
-                and abs(s[_I_TAIL] - python_function(_log_tail)(s[_I_K])) <= 1e-9):
+                                  f"{s[SCALAR_N]:.0f} labels allow"))
+        if count(s[SCALAR_J]) and s[SCALAR_J] >= 1.0 and count(s[SCALAR_K]) and not (
+                abs(s[SCALAR_PJ] - python_function(_log_prior)(s[SCALAR_J])) <= 1e-9
+                and abs(s[SCALAR_TAIL] - python_function(_log_tail)(s[SCALAR_K])) <= 1e-9):
             faults.append((field, f"instance {i}'s prior weights are not those of its "
                                   "index and candidates"))
         big = 1e12 if labels_bounded else 1e250
-        if not (abs(s[_I_LA]) <= big and _NONE <= s[_I_R] <= big):
+        if not (abs(s[SCALAR_LA]) <= big and _NONE <= s[SCALAR_R] <= big):
             faults.append((field, f"instance {i} holds log-ratios out of range "
-                                  f"({s[_I_LA]!r}, {s[_I_R]!r})"))
-        if not (count(s[_I_J]) and count(s[_I_N]) and s[_I_N] <= 2 * span
-                and s[_I_K] == math.ceil(s[_I_N] / GRID)):
+                                  f"({s[SCALAR_LA]!r}, {s[SCALAR_R]!r})"))
+        if not (count(s[SCALAR_J]) and count(s[SCALAR_N]) and s[SCALAR_N] <= 2 * span
+                and s[SCALAR_K] == math.ceil(s[SCALAR_N] / GRID)):
             faults.append((field, f"instance {i} holds inconsistent counts "
-                                  f"(index {s[_I_J]!r}, labels {s[_I_N]!r}, candidates "
-                                  f"{s[_I_K]!r})"))
+                                  f"(index {s[SCALAR_J]!r}, labels {s[SCALAR_N]!r}, candidates "
+                                  f"{s[SCALAR_K]!r})"))
         # P0 = A^-1 with A >= I: its eigenvalues in (0, 1] for labels of
         # inputs of norm <= 1 (SelectiveSampler). DriftAlarm's scaled inputs
         # reach 1e50, where rounding can make P0 indefinite: there the
@@ -434,7 +434,7 @@ def eprocess_faults(E, d, span, alternative, labels_bounded, field):
     if live == 0:
         faults.append((field, "holds no running instance of the test"))
     if alternative:
-        o = _N_GLOBALS + _SLOTS * (d + d * d + _N_SCALARS)
+        o = N_GLOBALS + _SLOTS * (d + d * d + N_SCALARS)
         if not np.all(np.abs(E[o : o + d]) <= 1e12):
             faults.append((field, "the alternative's weights exceed 1e12"))
         Pb = E[o + d : o + d + d * d].reshape((d, d))
@@ -450,14 +450,14 @@ def eprocess_faults(E, d, span, alternative, labels_bounded, field):
 # DriftAlarm's kernels take (X, Y, M, rows, E, N, work, hyper, codes):
 #   E  learnt, float64: the test's block (no alternative RLS: the wrapped
 #      model's prequential predictions are the alternative)
-#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts _D_*
+#   N  learnt, int64: drifts (DRIFT_RECORD), then the counts COUNT_*
 #   work  float64 (2 d): the scaled input, P0 x
 #   hyper  float64: the scales of x and y, delta; codes int64: span
 DRIFT_RECORD = 64
-_D_SEEN, _D_SKIPPED, _D_ALARMS = range(3)
-_N_DRIFT_COUNTS = 4
-_H_SCALE_X, _H_SCALE_Y, _H_DELTA = range(3)
-_N_DRIFT_HYPER = 3
+COUNT_SEEN, COUNT_SKIPPED, COUNT_ALARMS = range(3)
+N_COUNTS = 4
+HYPER_SCALE_X, HYPER_SCALE_Y, HYPER_DELTA = range(3)
+N_HYPER = 3
 #: Scaled values beyond these are not tested (||x'||^2 <= 1e100, |y'|, |m'|
 #: <= 1e50): every quantity of the test then stays finite (docs/design).
 _X2_LIMIT = 1e100
@@ -470,10 +470,10 @@ def _drift_row(X, Y, M, t, E, N, work, hyper, span):
 
     Returns 1 on an alarm, 0 without, -1 when the row is not tested: a value
     not finite (a sample the model skipped), or beyond the limits (counted
-    in _D_SKIPPED); nothing else is written."""
+    in COUNT_SKIPPED); nothing else is written."""
     d = X.shape[1]
-    sx = hyper[_H_SCALE_X]
-    sy = hyper[_H_SCALE_Y]
+    sx = hyper[HYPER_SCALE_X]
+    sy = hyper[HYPER_SCALE_Y]
     y = np.float64(Y[t]) * sy
     m = np.float64(M[t]) * sy
     nn = 0.0
@@ -486,14 +486,14 @@ def _drift_row(X, Y, M, t, E, N, work, hyper, span):
     if not (math.isfinite(nn) and math.isfinite(y) and math.isfinite(m)):
         return -1  # a sample the model skipped (it counts it)
     if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
-        counts[_D_SKIPPED] += 1
+        counts[COUNT_SKIPPED] += 1
         return -1
-    fired = eprocess_label(xs, y, m, False, -math.log(hyper[_H_DELTA]), E, d, work[d:])
-    counts[_D_SEEN] += 1
+    fired = eprocess_label(xs, y, m, False, -math.log(hyper[HYPER_DELTA]), E, d, work[d:])
+    counts[COUNT_SEEN] += 1
     if fired:
-        k = counts[_D_ALARMS]
-        N[k % DRIFT_RECORD] = counts[_D_SEEN] - 1
-        counts[_D_ALARMS] = k + 1
+        k = counts[COUNT_ALARMS]
+        N[k % DRIFT_RECORD] = counts[COUNT_SEEN] - 1
+        counts[COUNT_ALARMS] = k + 1
         eprocess_alarm(E, d, span)
         return 1
     return 0

@@ -14,7 +14,7 @@ from .._jit import compiled, kernel, recompile_with
 from . import bank as _bank_kernels
 from . import dfop as _dfop_kernels
 from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_many, _bank_predict_one
-from .dfop import MU, _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
+from .dfop import HYPER_MU, _dfop_learn_many, _dfop_learn_one, _dfop_predict_many, _dfop_predict_one
 
 #: Parallel kernels: the DFOP decorator (``_jit.kernel``) plus ``parallel=True``.
 parallel_kernel = compiled(parallel=True)
@@ -42,7 +42,7 @@ def _fleet_learn_many(X, Y, OUT, PW, L, WORK, hyper, codes, STATUS):
     stopped on an invalid row.
     """
     K = X.shape[0]
-    mu = hyper[MU : MU + 1]
+    mu = hyper[HYPER_MU : HYPER_MU + 1]
     for k in prange(K):
         STATUS[k] = _dfop_learn_many(X[k], Y[k], mu, OUT[k], PW[k], L[k], WORK[k], hyper, codes)
     return _count_failed(STATUS, -1)

@@ -31,9 +31,9 @@ from . import dfop as _dfop_module
 from . import interval as _interval_module
 from . import linalg as _linalg_module
 from .dfop import (
-    MU,
+    CODE_SKIP,
+    HYPER_MU,
     OK,
-    SKIP,
     _counters,
     _dfop_learn_one,
     _packed_views,
@@ -42,9 +42,9 @@ from .dfop import (
 )
 from .dtype import scratch_of
 from .interval import (
-    INT_IMPUTED,
-    INT_SUM,
-    INT_WEIGHT,
+    INTERVAL_IMPUTED,
+    INTERVAL_SUM,
+    INTERVAL_WEIGHT,
     _float32_arithmetic,
     ib_views,
     interval_band,
@@ -140,7 +140,7 @@ def _solve(L, b, k):
 @kernel
 def _refused(L, codes):
     """A row refused before DFOP's step: counted as skipped under on_invalid="skip"."""
-    if codes[SKIP] != 0:
+    if codes[CODE_SKIP] != 0:
         _counters(L)[1] += 1
     return IMPUTE_REFUSED
 
@@ -153,15 +153,15 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     innovation's variance factor v + 1 / omega - 1; learns (sqrt(omega) x^,
     sqrt(omega) y) with DFOP's step (``dfop._dfop_learn_one``) and the
     noise bookkeeping with the unscaled residual; counts the row in
-    I[INT_IMPUTED]. Returns IMPUTED, IMPUTE_REFUSED (nothing written) or
+    I[INTERVAL_IMPUTED]. Returns IMPUTED, IMPUTE_REFUSED (nothing written) or
     PREDICT_ONLY (every input missing: NaN band; or y NaN: nothing learnt).
     """
     I, ihyper, band = ib_views(IB)
     d = x.shape[0]
     w = PW[d]
     P = PW[:d]
-    N = I[INT_WEIGHT]
-    S = I[INT_SUM]
+    N = I[INTERVAL_WEIGHT]
+    S = I[INTERVAL_SUM]
     k, quad = _complete(x, P, w, MW, xs, N, S)
     work, L, hyper, codes = _packed_views(B, d)
     if quad < 0.0:
@@ -178,7 +178,7 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
         omega = sigma2 / (sigma2 + quad)
     else:
         omega = 0.0 if not np.isfinite(quad) else 1.0
-    mu = hyper[MU]
+    mu = hyper[HYPER_MU]
     if _float32_arithmetic(d, P, codes):
         Px = _scratch_views(scratch_of(work, P), d)[0]
         _symv(P, xs, Px)
@@ -202,7 +202,7 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     if np.isfinite(v):
         interval_learn(y, yhat, v, mu, I, ihyper)
     if k > 0:
-        I[INT_IMPUTED] += 1.0
+        I[INTERVAL_IMPUTED] += 1.0
     return IMPUTED
 
 

@@ -43,10 +43,10 @@ from . import dfop as _dfop_module
 from . import linalg as _linalg_module
 from .dfop import (
     _STEP_CAREFULLY,
-    KEEP_PRIOR,
-    MU,
+    CODE_KEEP_PRIOR,
+    HYPER_MU,
+    HYPER_P0,
     OK,
-    P0,
     _after_step,
     _float32_arithmetic,
     _packed_views,
@@ -58,7 +58,12 @@ from .dtype import scratch_of
 from .linalg import symv as _symv
 from .prior import _max_variance
 
-INT_WEIGHT, INT_SUM, INT_SCORED, INT_Q, INT_COVERED, INT_IMPUTED = 0, 1, 2, 3, 4, 5
+INTERVAL_WEIGHT = 0
+INTERVAL_SUM = 1
+INTERVAL_SCORED = 2
+INTERVAL_Q = 3
+INTERVAL_COVERED = 4
+INTERVAL_IMPUTED = 5
 N_INTERVAL = 6
 IHYPER_ETA, IHYPER_NOISE_MU, IHYPER_COVERAGE = 0, 1, 2
 N_IHYPER = 3
@@ -101,7 +106,7 @@ def _half(q, scale):
 @inline_kernel
 def interval_band(yhat, v, I, band):
     """band = (lower, yhat, upper) from the prediction and its leverage factor v."""
-    half = _half(I[INT_Q], _scale(v, I[INT_WEIGHT], I[INT_SUM]))
+    half = _half(I[INTERVAL_Q], _scale(v, I[INTERVAL_WEIGHT], I[INTERVAL_SUM]))
     band[0] = yhat - half
     band[1] = yhat
     band[2] = yhat + half
@@ -142,18 +147,18 @@ def _noise_lam(mu, ihyper):
 def interval_learn(y, yhat, v, mu, I, ihyper):
     """Score the interval made for (yhat, v), then learn y's residual; returns the status
     (refused, ``I`` untouched: e^2 / v or the new weighted sum not finite)."""
-    N = I[INT_WEIGHT]
-    S = I[INT_SUM]
+    N = I[INTERVAL_WEIGHT]
+    S = I[INTERVAL_SUM]
     N, S, q, scored, covered = _track(
-        y, yhat, _scale(v, N, S), v, _noise_lam(mu, ihyper), N, S, I[INT_Q],
+        y, yhat, _scale(v, N, S), v, _noise_lam(mu, ihyper), N, S, I[INTERVAL_Q],
         ihyper[IHYPER_ETA], 1.0 - ihyper[IHYPER_COVERAGE])
     if scored < 0.0:
         return INTERVAL_REFUSED
-    I[INT_WEIGHT] = N
-    I[INT_SUM] = S
-    I[INT_Q] = q
-    I[INT_SCORED] += scored
-    I[INT_COVERED] += covered
+    I[INTERVAL_WEIGHT] = N
+    I[INTERVAL_SUM] = S
+    I[INTERVAL_Q] = q
+    I[INTERVAL_SCORED] += scored
+    I[INTERVAL_COVERED] += covered
     return INTERVAL_OK
 
 
@@ -169,11 +174,11 @@ def interval_pass(Y, MU, pred, lev, n, IB, out):
     """
     I, ihyper, _ = ib_views(IB)
     stride = 1 if MU.shape[0] > 1 else 0
-    N = I[INT_WEIGHT]
-    S = I[INT_SUM]
-    q = I[INT_Q]
-    scored = I[INT_SCORED]
-    covered = I[INT_COVERED]
+    N = I[INTERVAL_WEIGHT]
+    S = I[INTERVAL_SUM]
+    q = I[INTERVAL_Q]
+    scored = I[INTERVAL_SCORED]
+    covered = I[INTERVAL_COVERED]
     eta = ihyper[IHYPER_ETA]
     alpha = 1.0 - ihyper[IHYPER_COVERAGE]
     for t in range(n):
@@ -197,11 +202,11 @@ def interval_pass(Y, MU, pred, lev, n, IB, out):
             N, S, q = N1, S1, q1
             scored += sc
             covered += cv
-    I[INT_WEIGHT] = N
-    I[INT_SUM] = S
-    I[INT_Q] = q
-    I[INT_SCORED] = scored
-    I[INT_COVERED] = covered
+    I[INTERVAL_WEIGHT] = N
+    I[INTERVAL_SUM] = S
+    I[INTERVAL_Q] = q
+    I[INTERVAL_SCORED] = scored
+    I[INTERVAL_COVERED] = covered
 
 
 @kernel
@@ -287,9 +292,9 @@ def dfop_learn_one_interval(x, y, PW, B, IB):
     work, L, hyper, codes = _packed_views(B, d)
     w = PW[d]
     P = PW[:d]
-    p0 = hyper[P0]
-    mu = hyper[MU]
-    cap = _max_variance(p0, codes[KEEP_PRIOR] != 0)
+    p0 = hyper[HYPER_P0]
+    mu = hyper[HYPER_MU]
+    cap = _max_variance(p0, codes[CODE_KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
         Px, _, vv = _scratch_views(scratch_of(work, P), d)
@@ -310,7 +315,7 @@ def dfop_predict_interval(X, PW, B, IB, out):
     work, _, hyper, codes = _packed_views(B, d)
     w = PW[d]
     P = PW[:d]
-    mu = hyper[MU]
+    mu = hyper[HYPER_MU]
     for t in range(X.shape[0]):
         x = X[t]
         if _float32_arithmetic(d, P, codes):

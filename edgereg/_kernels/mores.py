@@ -53,8 +53,8 @@ _PIVOT_FLOOR = 1e-12
 # block of the dtype (``_mores_scratch``). SOMOR's and PA's (``_kernels/pa.py``)
 # take (inputs, W, counts, work, bound, hyper, codes) and share the first
 # entries of these. Index names of hyper and codes:
-_H_C, _H_DECAY, _H_GAMMA, _H_TAU, _H_TOL = range(5)  # MORES
-_C_INTERCEPT, _C_SKIP = range(2)  # SOMOR and PA append their kind (pa.py)
+HYPER_C, HYPER_DECAY, HYPER_GAMMA, HYPER_TAU, HYPER_TOL = range(5)  # MORES
+CODE_INTERCEPT, CODE_SKIP = range(2)  # SOMOR and PA append their kind (pa.py)
 
 
 @kernel
@@ -513,20 +513,20 @@ def _mores_learn_one(x, y, out, A, counts, work, hyper, codes):
 def _mores_learn_many(X, Y, out, A, counts, work, hyper, codes):
     """Learn a block; ``out[t]`` = prequential prediction of row t.
 
-    Returns -1, or the index of the first invalid row when ``codes[_C_SKIP]``
+    Returns -1, or the index of the first invalid row when ``codes[CODE_SKIP]``
     is 0 (rows before it learnt, it and the rows after it untouched).
     """
-    intercept = codes[_C_INTERCEPT] != 0
-    skip = codes[_C_SKIP] != 0
+    intercept = codes[CODE_INTERCEPT] != 0
+    skip = codes[CODE_SKIP] != 0
     D = X.shape[1] + int(intercept)
     m = Y.shape[1]
     W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
     wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
-    C = hyper[_H_C]
-    mu = hyper[_H_DECAY]
-    gamma = hyper[_H_GAMMA]
-    tau = hyper[_H_TAU]
-    tol = hyper[_H_TOL]
+    C = hyper[HYPER_C]
+    mu = hyper[HYPER_DECAY]
+    gamma = hyper[HYPER_GAMMA]
+    tau = hyper[HYPER_TAU]
+    tol = hyper[HYPER_TOL]
     for t in range(X.shape[0]):
         status = _mores_step(
             X[t], Y[t], intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,
@@ -546,17 +546,17 @@ def _mores_learn_many_marked(X, Y, out, lev, A, counts, work, hyper, codes):
     """``_mores_learn_many`` that also marks each row for the prediction intervals'
     paired pass (``_kernels/interval.py``): lev[t] = 0 when row t was learnt, NaN
     when it was refused (MORES has no leverage term: its v is 1). The same steps."""
-    intercept = codes[_C_INTERCEPT] != 0
-    skip = codes[_C_SKIP] != 0
+    intercept = codes[CODE_INTERCEPT] != 0
+    skip = codes[CODE_SKIP] != 0
     D = X.shape[1] + int(intercept)
     m = Y.shape[1]
     W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
     wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
-    C = hyper[_H_C]
-    mu = hyper[_H_DECAY]
-    gamma = hyper[_H_GAMMA]
-    tau = hyper[_H_TAU]
-    tol = hyper[_H_TOL]
+    C = hyper[HYPER_C]
+    mu = hyper[HYPER_DECAY]
+    gamma = hyper[HYPER_GAMMA]
+    tau = hyper[HYPER_TAU]
+    tol = hyper[HYPER_TOL]
     for t in range(X.shape[0]):
         status = _mores_step(
             X[t], Y[t], intercept, A, W, Om, Om_inv, S, S_inv, M, N, Q,

@@ -35,12 +35,12 @@ HINGE, HINGE_NU, NOVELTY, SQUARED, EPS, EPS_NU, HUBER, HUBER_NU = range(8)
 RENORM_THRESHOLD = 2.0**-64
 
 # Layout of the small parameter arrays handed to the kernels.
-_H_ETA, _H_LAMBDA, _H_NU, _H_GAMMA, _H_COEF0 = range(5)
-_N_HYPER = 5
-_C_KERNEL, _C_LOSS, _C_SCHEDULE, _C_OFFSET, _C_SKIP, _C_DEGREE = range(6)
-_N_CODES = 6
+HYPER_ETA, HYPER_LAMBDA, HYPER_NU, HYPER_GAMMA, HYPER_COEF0 = range(5)
+N_HYPER = 5
+CODE_KERNEL, CODE_LOSS, CODE_SCHEDULE, CODE_OFFSET, CODE_SKIP, CODE_DEGREE = range(6)
+N_CODES = 6
 # counts: learnt, skipped, stored support vectors, next slot, dropped terms, loss-active steps
-_N_SV, _NEXT, _DROPPED, _ACTIVE = 2, 3, 4, 5
+COUNT_SV, COUNT_NEXT, COUNT_DROPPED, COUNT_ACTIVE = 2, 3, 4, 5
 
 
 
@@ -238,7 +238,8 @@ def _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes):
     path gives the same bits) instead of one serial chain of n additions.
     """
     chk = _kernel_row(
-        x, sv, n, codes[_C_KERNEL], hyper[_H_GAMMA], hyper[_H_COEF0], codes[_C_DEGREE], row,
+        x, sv, n, codes[CODE_KERNEL], hyper[HYPER_GAMMA], hyper[HYPER_COEF0], codes[CODE_DEGREE],
+        row,
         bits, pow2,
     )
     a0 = 0.0
@@ -265,19 +266,19 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     for novelty detection), status OK or INVALID (x, y or g(x) not finite,
     or a value the update would store is not: nothing is then written).
     """
-    n = counts[_N_SV]
+    n = counts[COUNT_SV]
     g, chk = _decision(x, sv, coef, scalars, row, bits, pow2, n, hyper, codes)
-    loss = codes[_C_LOSS]
+    loss = codes[CODE_LOSS]
     rho = scalars[2]
     score = g - rho if loss == NOVELTY else g
     if not (np.isfinite(chk) and np.isfinite(g) and np.isfinite(y)):
         return score, INVALID
 
     t = counts[0] + 1
-    eta = hyper[_H_ETA]
-    if codes[_C_SCHEDULE] == 1:
+    eta = hyper[HYPER_ETA]
+    if codes[CODE_SCHEDULE] == 1:
         eta = eta / math.sqrt(t)
-    nu = hyper[_H_NU]
+    nu = hyper[HYPER_NU]
 
     # alpha_t = -eta dl/dg; the nu-variants move rho (margin / eps / sigma) by
     # -eta dl/drho (the corrected signs, docs/algorithms/norma.md).
@@ -314,10 +315,10 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
     # Check what the commit would store: a finite target of 1e152
     # gives a coefficient alpha / s beyond float32's range, a target near
     # 1.7e308 an offset b + alpha beyond float64's.
-    s = scalars[0] * (1.0 - eta * hyper[_H_LAMBDA])
+    s = scalars[0] * (1.0 - eta * hyper[HYPER_LAMBDA])
     stored = alpha if s < RENORM_THRESHOLD else alpha / s
     limit = 3.4028234663852886e38 if coef.itemsize == 4 else np.inf
-    offset = scalars[1] + alpha if codes[_C_OFFSET] else 0.0
+    offset = scalars[1] + alpha if codes[CODE_OFFSET] else 0.0
     if not (abs(stored) < limit and abs(offset) < limit and abs(new_rho) < limit):
         return score, INVALID
 
@@ -328,22 +329,22 @@ def _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes):
         s = 1.0
     if alpha != 0.0:
         tau = coef.shape[0]
-        slot = counts[_NEXT]
+        slot = counts[COUNT_NEXT]
         for j in range(x.shape[0]):
             sv[j, slot] = x[j]
         coef[slot] = alpha / s
-        counts[_NEXT] = slot + 1 if slot + 1 < tau else 0
+        counts[COUNT_NEXT] = slot + 1 if slot + 1 < tau else 0
         if n < tau:
-            counts[_N_SV] = n + 1
+            counts[COUNT_SV] = n + 1
         else:
-            counts[_DROPPED] += 1
+            counts[COUNT_DROPPED] += 1
     scalars[0] = s
-    if codes[_C_OFFSET]:
+    if codes[CODE_OFFSET]:
         scalars[1] = offset
     scalars[2] = new_rho
     counts[0] += 1
     if active:
-        counts[_ACTIVE] += 1
+        counts[COUNT_ACTIVE] += 1
     return score, OK
 
 
@@ -361,12 +362,12 @@ def _norma_learn_one(x, y, sv, C, counts, row, exp, hyper, codes):
 
     Learnt: ``sv`` (d, tau) support vectors (column i = slot i), ``C`` the
     tau coefficients then (s, b, rho), ``counts`` int64; scratch: ``row``
-    (tau, the dtype) and ``exp`` (tau, int64); hyper and codes by the _H_*
-    and _C_* names above.
+    (tau, the dtype) and ``exp`` (tau, int64); hyper and codes by the HYPER_*
+    and CODE_* names above.
     """
     coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     score, status = _norma_step(x, y, sv, coef, scalars, row, bits, pow2, counts, hyper, codes)
-    if status != OK and codes[_C_SKIP]:
+    if status != OK and codes[CODE_SKIP]:
         counts[1] += 1
     return score, status
 
@@ -382,7 +383,7 @@ def _norma_learn_many(X, Y, out, sv, C, counts, row, exp, hyper, codes):
     """
     coef, scalars, bits, pow2 = _blocks(sv, C, exp)
     y_stride = 1 if Y.shape[0] == X.shape[0] else 0
-    skip = codes[_C_SKIP]
+    skip = codes[CODE_SKIP]
     for t in range(X.shape[0]):
         score, status = _norma_step(
             X[t], Y[t * y_stride], sv, coef, scalars, row, bits, pow2, counts, hyper, codes
@@ -399,8 +400,8 @@ def _norma_learn_many(X, Y, out, sv, C, counts, row, exp, hyper, codes):
 @kernel
 def _norma_predict_many(X, out, sv, C, counts, row, exp, hyper, codes):
     coef, scalars, bits, pow2 = _blocks(sv, C, exp)
-    n = counts[_N_SV]
-    novelty = codes[_C_LOSS] == NOVELTY
+    n = counts[COUNT_SV]
+    novelty = codes[CODE_LOSS] == NOVELTY
     for t in range(X.shape[0]):
         g, _ = _decision(X[t], sv, coef, scalars, row, bits, pow2, n, hyper, codes)
         out[t] = g - scalars[2] if novelty else g
@@ -409,8 +410,8 @@ def _norma_predict_many(X, out, sv, C, counts, row, exp, hyper, codes):
 @kernel
 def _norma_predict_one(x, sv, C, counts, row, exp, hyper, codes):
     coef, scalars, bits, pow2 = _blocks(sv, C, exp)
-    g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[_N_SV], hyper, codes)
-    return g - scalars[2] if codes[_C_LOSS] == NOVELTY else g
+    g, _ = _decision(x, sv, coef, scalars, row, bits, pow2, counts[COUNT_SV], hyper, codes)
+    return g - scalars[2] if codes[CODE_LOSS] == NOVELTY else g
 
 
 # by_dtype's choice of kernel is dtype.py's code: recompile when it changes (see _jit).

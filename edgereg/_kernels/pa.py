@@ -15,10 +15,10 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
 from . import mores as _mores_module
-from .mores import _C_INTERCEPT, _C_SKIP, _H_C, INVALID, OK, _load_and_predict
+from .mores import CODE_INTERCEPT, CODE_SKIP, HYPER_C, INVALID, OK, _load_and_predict
 
-_H_EPSILON = 1  # hyper = (C, epsilon)
-_C_KIND = 2  # codes = (intercept, skip, kind); kind: SOMOR 0, PA-I 1, PA-II 2
+HYPER_EPSILON = 1  # hyper = (C, epsilon)
+CODE_KIND = 2  # codes = (intercept, skip, kind); kind: SOMOR 0, PA-I 1, PA-II 2
 
 #: How many updates the linear models' bound on ||W||_F may grow by the
 #: triangle inequality before it is recomputed exactly (O(D m), amortised).
@@ -159,15 +159,17 @@ def _pa_step(xin, y, intercept, W, variant, C, eps, x, r, yhat, bound):
 def _lin_learn_one(x, y, out, W, counts, work, bound, hyper, codes):
     """One SOMOR / PA step on (x, y); ``out`` receives the prequential prediction."""
     D = W.shape[0]
-    intercept = codes[_C_INTERCEPT] != 0
-    if codes[_C_KIND] == 0:
-        status = _somor_step(x, y, intercept, W, hyper[_H_EPSILON], work[:D], work[D:], out, bound)
+    intercept = codes[CODE_INTERCEPT] != 0
+    if codes[CODE_KIND] == 0:
+        status = _somor_step(x, y, intercept, W, hyper[HYPER_EPSILON], work[:D], work[D:], out,
+                             bound)
     else:
-        status = _pa_step(x, y, intercept, W, codes[_C_KIND], hyper[_H_C], hyper[_H_EPSILON],
+        status = _pa_step(x, y, intercept, W, codes[CODE_KIND], hyper[HYPER_C],
+                          hyper[HYPER_EPSILON],
                           work[:D], work[D:], out, bound)
     if status == OK:
         counts[0] += 1
-    elif codes[_C_SKIP] != 0:
+    elif codes[CODE_SKIP] != 0:
         counts[1] += 1
     return status
 
@@ -181,11 +183,11 @@ def _lin_learn_many(X, Y, out, W, counts, work, bound, hyper, codes):
     (interleaved, docs/design/mores.md).
     """
     D = W.shape[0]
-    intercept = codes[_C_INTERCEPT] != 0
-    kind = codes[_C_KIND]
-    skip = codes[_C_SKIP] != 0
-    C = hyper[_H_C]
-    eps = hyper[_H_EPSILON]
+    intercept = codes[CODE_INTERCEPT] != 0
+    kind = codes[CODE_KIND]
+    skip = codes[CODE_SKIP] != 0
+    C = hyper[HYPER_C]
+    eps = hyper[HYPER_EPSILON]
     wx = work[:D]
     wr = work[D:]
     for t in range(X.shape[0]):

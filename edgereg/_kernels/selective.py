@@ -26,7 +26,7 @@ from . import eprocess as _eprocess_kernels
 from . import guards as _guards_kernels
 from . import linalg as _linalg_kernels
 from .compare import compare_size
-from .eprocess import _G_THETA, eprocess_size
+from .eprocess import GLOBAL_THETA, eprocess_size
 from .guards import (  # _EPS*: machine epsilons (``_prepare``'s rounding down)
     _EPS32,
     _EPS64,
@@ -43,17 +43,17 @@ INVALID = 1
 SWITCH_RECORD = 64
 
 # Indices into ``counts``.
-_SEEN = 0  # valid rounds processed (queried or not)
-_SKIPPED = 1  # samples skipped as invalid
-_T = 2  # rounds of the current epoch (since the last restart)
-_QUERIES = 3  # labels used
-_SWITCHES = 4  # switches declared (total)
-_HEAD = 5  # next write position in the window ring
-_SIZE = 6  # labelled examples in the window
-_REBUILT = 7  # epoch round t of the last demo rebuild
-_REBUILDS = 8  # demo rebuilds (total)
-_DEMO = 9  # labels asked for the demo classifier only (demo rounds BBQ did not query)
-_N_COUNTS = 10
+COUNT_SEEN = 0  # valid rounds processed (queried or not)
+COUNT_SKIPPED = 1  # samples skipped as invalid
+COUNT_T = 2  # rounds of the current epoch (since the last restart)
+COUNT_QUERIES = 3  # labels used
+COUNT_SWITCHES = 4  # switches declared (total)
+COUNT_HEAD = 5  # next write position in the window ring
+COUNT_SIZE = 6  # labelled examples in the window
+COUNT_REBUILT = 7  # epoch round t of the last demo rebuild
+COUNT_REBUILDS = 8  # demo rebuilds (total)
+COUNT_DEMO = 9  # labels asked for the demo classifier only (demo rounds BBQ did not query)
+N_COUNTS = 10
 
 # What a round does with its label (``_assess``'s decision).
 NO_LABEL = 0
@@ -66,23 +66,23 @@ BBQ_LABEL = 2  # asked by the BBQ rule (or given, in learn mode): learnt by the 
 # c^2 in the switch test. Stale entries (other kappa or delta, t out of the
 # bracket) are recomputed; the decisions never depend on the cache, only
 # whether a pow or log is evaluated.
-_C_T0, _C_T1, _C_F0, _C_F1, _C_KAPPA, _C_CLO2, _C_DELTA = range(7)
-_N_CACHE = 8
+CACHE_T0, CACHE_T1, CACHE_F0, CACHE_F1, CACHE_KAPPA, CACHE_CLO2, CACHE_DELTA = range(7)
+N_CACHE = 8
 # Indices into ``work_screen`` (``_switch_screen``): r'_L = ||V^T x||^2 lies in
 # [mu ||x||^2, hi ||x||^2] for the current demo factor V (written by
 # ``_refit`` with V; mu = 0, hi = 1e300, true of any V, in a fresh state and
 # in one loaded from a file saved without this field), c = c_t at epoch
 # round t_c, a lower bound of c_t for t in [t_c, 2 t_c) and that delta, and
 # the machine epsilon of the dtype (for ``_refit``'s margin).
-_S_MU, _S_HI, _S_C, _S_TC, _S_DELTA, _S_EPS = range(6)
-_N_SCREEN = 8
+SCREEN_MU, SCREEN_HI, SCREEN_C, SCREEN_TC, SCREEN_DELTA, SCREEN_EPS = range(6)
+N_SCREEN = 8
 #: Below this epoch round the threshold t^-kappa is always computed exactly.
 _BRACKET_FROM = 64
 
 # ------------------------------------------------------------- the blocks
 # SelectiveSampler's kernels take (inputs, A, N, E, Z, F, hyper, codes):
 #   A  learnt, the dtype: w, P (= A^-1), demo_w, demo_factor, window_X, window_y
-#   N  learnt, int64: switches (SWITCH_RECORD), then counts (_N_COUNTS)
+#   N  learnt, int64: switches (SWITCH_RECORD), then counts (N_COUNTS)
 #   E  learnt, float64: the e-process switch test (_kernels/eprocess.py; empty
 #      when that test is off)
 #   Z  scratch, the dtype: x, x_next (normalised inputs)
@@ -90,11 +90,17 @@ _BRACKET_FROM = 64
 #      scratch_stride(d) floats, then the cache and the screen (bounds that
 #      carry over between calls but decide nothing)
 # (``_selective_views``; the class makes its state and workspace from it).
-_H_KAPPA, _H_DELTA = range(2)
-_N_HYPER = 2
-_C_NORMALIZE, _C_DETECT, _C_WINDOW0, _C_REBUILD_EVERY, _C_SKIP, _C_TEST_EVERY, _C_SPAN = range(7)
-_N_CODES = 7
-# _C_DETECT: which switch test runs.
+HYPER_KAPPA, HYPER_DELTA = range(2)
+N_HYPER = 2
+CODE_NORMALIZE = 0
+CODE_DETECT = 1
+CODE_WINDOW0 = 2
+CODE_REBUILD_EVERY = 3
+CODE_SKIP = 4
+CODE_TEST_EVERY = 5
+CODE_SPAN = 6
+N_CODES = 7
+# CODE_DETECT: which switch test runs.
 NO_TEST = 0
 SPEC_TEST = 1  # SPEC.md's C_t > K_t against the demo classifier
 EPROCESS_TEST = 2  # the e-process of _kernels/eprocess.py on the labels used
@@ -117,10 +123,10 @@ def _selective_views(A, N, Z, F, d):
     window_X = A[o : o + cap * d].reshape((cap, d))
     window_y = A[o + cap * d : o + cap * d + cap]
     switches = N[:SWITCH_RECORD]
-    counts = N[SWITCH_RECORD : SWITCH_RECORD + _N_COUNTS]
+    counts = N[SWITCH_RECORD : SWITCH_RECORD + N_COUNTS]
     s = scratch_stride(d)  # F's vectors each start 64-byte aligned
-    cache = F[3 * s : 3 * s + _N_CACHE]
-    screen = F[3 * s + _N_CACHE : 3 * s + _N_CACHE + _N_SCREEN]
+    cache = F[3 * s : 3 * s + N_CACHE]
+    screen = F[3 * s + N_CACHE : 3 * s + N_CACHE + N_SCREEN]
     return (w, P, hw, G, window_X, window_y, switches, counts, Z[:d], Z[d : 2 * d],
             F[:d], F[s : s + d], F[2 * s : 2 * s + d], cache, screen)
 
@@ -129,8 +135,9 @@ def _selective_views(A, N, Z, F, d):
 def _options(hyper, codes):
     """(normalize, detect, kappa, delta, window0, rebuild_every, skip) of hyper and codes;
     detect: the demo-classifier test runs (the demo classifier and its rounds)."""
-    return (codes[_C_NORMALIZE] != 0, codes[_C_DETECT] == SPEC_TEST, hyper[_H_KAPPA],
-            hyper[_H_DELTA], codes[_C_WINDOW0], codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0)
+    return (codes[CODE_NORMALIZE] != 0, codes[CODE_DETECT] == SPEC_TEST, hyper[HYPER_KAPPA],
+            hyper[HYPER_DELTA], codes[CODE_WINDOW0], codes[CODE_REBUILD_EVERY],
+            codes[CODE_SKIP] != 0)
 
 
 @inline_kernel
@@ -138,20 +145,20 @@ def _eprocess_options(codes, E):
     """(test_every, span, theta): the e-process's test-round rate (0: the
     e-process is off), its instances' span and the current threshold of the
     test rounds (0.0 when off)."""
-    if codes[_C_DETECT] != EPROCESS_TEST and codes[_C_DETECT] != COMPARE_TEST:
+    if codes[CODE_DETECT] != EPROCESS_TEST and codes[CODE_DETECT] != COMPARE_TEST:
         return 0, 0, 0.0
-    return codes[_C_TEST_EVERY], codes[_C_SPAN], E[_G_THETA]  # compare's _K_THETA too
+    return codes[CODE_TEST_EVERY], codes[CODE_SPAN], E[GLOBAL_THETA]  # compare's GLOBAL_THETA too
 
 
 def selective_sizes(d, window_max, test):
-    """Lengths of the blocks A, N, E, Z, F (``test``: the _C_DETECT code)."""
+    """Lengths of the blocks A, N, E, Z, F (``test``: the CODE_DETECT code)."""
     nE = (eprocess_size(d, True) if test == EPROCESS_TEST
           else compare_size(d, False) if test == COMPARE_TEST else 0)
-    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + _N_COUNTS, nE, 2 * d,
-            3 * scratch_stride(d) + _N_CACHE + _N_SCREEN)
+    return (2 * d + 2 * d * d + window_max * (d + 1), SWITCH_RECORD + N_COUNTS, nE, 2 * d,
+            3 * scratch_stride(d) + N_CACHE + N_SCREEN)
 
 #: Relative margin of the bracket's bounds. States saved before the bounds
-#: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in _C_F0, _C_F1: this
+#: were exact held f0 (1 + 1e-12) and f1 (1 - 1e-12) in CACHE_F0, CACHE_F1: this
 #: margin covers that too.
 _BRACKET_MARGIN = 1e-11
 
@@ -232,27 +239,27 @@ def _bbq_query(r, t, kappa, cache):
     tf = float(t)
     if t < _BRACKET_FROM:
         return r > tf ** (-kappa)
-    if not (cache[_C_T0] <= tf <= cache[_C_T1]) or cache[_C_KAPPA] != kappa:
-        if cache[_C_KAPPA] == kappa and tf == cache[_C_T1] + 1.0:
-            t0 = cache[_C_T1]  # the usual move: t just left the bracket
-            f0 = cache[_C_F1]
+    if not (cache[CACHE_T0] <= tf <= cache[CACHE_T1]) or cache[CACHE_KAPPA] != kappa:
+        if cache[CACHE_KAPPA] == kappa and tf == cache[CACHE_T1] + 1.0:
+            t0 = cache[CACHE_T1]  # the usual move: t just left the bracket
+            f0 = cache[CACHE_F1]
         else:
             t0 = tf
             f0 = tf ** (-kappa)
         t1 = t0 + float(int(t0) // 64)
-        cache[_C_T0] = t0
-        cache[_C_T1] = t1
-        cache[_C_F0] = f0
-        cache[_C_F1] = t1 ** (-kappa)
-        cache[_C_KAPPA] = kappa
-    f0 = cache[_C_F0]
-    f1 = cache[_C_F1]
+        cache[CACHE_T0] = t0
+        cache[CACHE_T1] = t1
+        cache[CACHE_F0] = f0
+        cache[CACHE_F1] = t1 ** (-kappa)
+        cache[CACHE_KAPPA] = kappa
+    f0 = cache[CACHE_F0]
+    f1 = cache[CACHE_F1]
     if r > f0 * (1.0 + _BRACKET_MARGIN):
         return True
     if r <= f1 * (1.0 - _BRACKET_MARGIN):
         return False
-    t0 = cache[_C_T0]
-    t1 = cache[_C_T1]
+    t0 = cache[CACHE_T0]
+    t1 = cache[CACHE_T1]
     if r > (f0 + (f1 - f0) * ((tf - t0) / (t1 - t0))) * (1.0 + _BRACKET_MARGIN):
         return True
     if r <= f1 * (1.0 + kappa * ((t1 - tf) / t1)) * (1.0 - _BRACKET_MARGIN):
@@ -425,10 +432,10 @@ def _decide(forced, detect, theta, f, rp, t, kappa, L, rebuild_every, t_rebuilt,
 @kernel
 def _restart(switches, counts, w, P, xn, Px):
     """Declare a switch at this round: record it, A^-1 = I, w = 0, Px = x; returns x^T x."""
-    k = counts[_SWITCHES]
-    switches[k % switches.shape[0]] = counts[_SEEN]
-    counts[_SWITCHES] = k + 1
-    counts[_REBUILT] = 0
+    k = counts[COUNT_SWITCHES]
+    switches[k % switches.shape[0]] = counts[COUNT_SEEN]
+    counts[COUNT_SWITCHES] = k + 1
+    counts[COUNT_REBUILT] = 0
     d = w.shape[0]
     rp = 0.0
     for i in range(d):
@@ -458,32 +465,32 @@ def _swap(switches, counts, w, P, xn, Px, wc):
 @inline_kernel
 def _record(xn, y, ask, detect, window_X, window_y, counts):
     """Count a used label and push (x, y) into the window ring."""
-    counts[_QUERIES] += 1
+    counts[COUNT_QUERIES] += 1
     if ask == DEMO_LABEL:
-        counts[_DEMO] += 1
+        counts[COUNT_DEMO] += 1
     if detect:
         cap = window_X.shape[0]
-        h = counts[_HEAD]
+        h = counts[COUNT_HEAD]
         for j in range(xn.shape[0]):
             window_X[h, j] = xn[j]
         window_y[h] = y
-        counts[_HEAD] = h + 1 if h + 1 < cap else 0
-        if counts[_SIZE] < cap:
-            counts[_SIZE] += 1
+        counts[COUNT_HEAD] = h + 1 if h + 1 < cap else 0
+        if counts[COUNT_SIZE] < cap:
+            counts[COUNT_SIZE] += 1
 
 
 @kernel
 def _end_round(t, detect, L, rebuild_every, counts):
     """Close epoch round t (L = L_t); returns how many window examples the demo
     classifier must be refitted on now (t - t_rebuild >= K L_t), else -1."""
-    counts[_T] = t
-    counts[_SEEN] += 1
+    counts[COUNT_T] = t
+    counts[COUNT_SEEN] += 1
     m = -1
     if detect:
-        if t - counts[_REBUILT] >= rebuild_every * L:
-            m = counts[_SIZE] if counts[_SIZE] < L else L
-            counts[_REBUILT] = t
-            counts[_REBUILDS] += 1
+        if t - counts[COUNT_REBUILT] >= rebuild_every * L:
+            m = counts[COUNT_SIZE] if counts[COUNT_SIZE] < L else L
+            counts[COUNT_REBUILT] = t
+            counts[COUNT_REBUILDS] += 1
     return m
 
 

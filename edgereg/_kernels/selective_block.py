@@ -30,7 +30,7 @@ from .compare import (
     wrong,
 )
 from .eprocess import (
-    _G_THETA,
+    GLOBAL_THETA,
     _eprocess_round,
     _norm_fits,
     confidence_factors,
@@ -40,19 +40,19 @@ from .eprocess import (
 from .linalg import REGISTER_SYMV_UP_TO, symv_registers
 from .linalg import symv as _symv
 from .selective import (
-    _C_DETECT,
-    _C_NORMALIZE,
-    _C_REBUILD_EVERY,
-    _C_SKIP,
-    _C_WINDOW0,
-    _H_DELTA,
-    _H_KAPPA,
-    _HEAD,
-    _REBUILT,
-    _SKIPPED,
-    _T,
     BBQ_LABEL,
+    CODE_DETECT,
+    CODE_NORMALIZE,
+    CODE_REBUILD_EVERY,
+    CODE_SKIP,
+    CODE_WINDOW0,
     COMPARE_TEST,
+    COUNT_HEAD,
+    COUNT_REBUILT,
+    COUNT_SKIPPED,
+    COUNT_T,
+    HYPER_DELTA,
+    HYPER_KAPPA,
     INVALID,
     NO_LABEL,
     OK,
@@ -165,7 +165,7 @@ def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, wi
                     _symv(P, xn, Px)
             f, rp, nn, g = _products4(xn, w, Px, hw)
             out[t] = 1.0 if f >= 0.0 else -1.0  # the prediction, made before any restart
-            tt = counts[_T] + 1
+            tt = counts[COUNT_T] + 1
             # The switch screen (or, when it does not decide, r'_L) before the
             # checks: a non-finite r'_L rejects the row as in _assess_one.
             finite = np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn) and np.isfinite(g)
@@ -178,9 +178,9 @@ def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, wi
             if finite:
                 if not (t_lo <= tt < t_hi):
                     L, t_lo, t_hi = _window_bracket(tt, window0, cap)
-                theta = E[_G_THETA] if test_every > 0 else 0.0
+                theta = E[GLOBAL_THETA] if test_every > 0 else 0.0
                 ask = _decide(forced, detect, theta, f, rp, tt, kappa, L, rebuild_every,
-                              counts[_REBUILT], cache)
+                              counts[COUNT_REBUILT], cache)
                 y = _label_of(Y[t]) if ask != NO_LABEL else 0.0
                 tested = theta > 0.0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > theta
                 eproc = tested and not compare and _norm_fits(xn)
@@ -236,14 +236,14 @@ def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, wi
                         _record(xn, y, ask, detect, window_X, window_y, counts)
                     m = _end_round(tt, detect, L, rebuild_every, counts)
                     if m >= 0:
-                        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+                        _refit(window_X, window_y, counts[COUNT_HEAD], m, hw, G, hx, screen)
         else:
             out[t] = 1.0
         asked[t] = status == OK and ask != NO_LABEL
         if status != OK:
             if not skip:
                 return t
-            counts[_SKIPPED] += 1
+            counts[COUNT_SKIPPED] += 1
         if prepared:  # copies: swapping the arrays costs two atomic refcounts each
             for j in range(d):
                 xn[j] = xnext[j]
@@ -262,9 +262,9 @@ def _run_many(forced, X, Y, out, asked, A, N, E, Z, F, hyper, codes):
         _selective_views(A, N, Z, F, X.shape[1])
     )
     test_every, span, _ = _eprocess_options(codes, E)
-    return _run_block(X, Y, forced, codes[_C_NORMALIZE] != 0, codes[_C_DETECT],
-                      test_every, span, hyper[_H_KAPPA], hyper[_H_DELTA], codes[_C_WINDOW0],
-                      codes[_C_REBUILD_EVERY], codes[_C_SKIP] != 0, w, P, hw, G, window_X,
+    return _run_block(X, Y, forced, codes[CODE_NORMALIZE] != 0, codes[CODE_DETECT],
+                      test_every, span, hyper[HYPER_KAPPA], hyper[HYPER_DELTA], codes[CODE_WINDOW0],
+                      codes[CODE_REBUILD_EVERY], codes[CODE_SKIP] != 0, w, P, hw, G, window_X,
                       window_y, switches, counts, E, xn, xnext, Px, acc, hx, cache, screen, out,
                       asked)
 

@@ -31,7 +31,7 @@ from .compare import (
     wrong,
 )
 from .eprocess import (
-    _G_THETA,
+    GLOBAL_THETA,
     _eprocess_round,
     _norm_fits,
     confidence_factors,
@@ -40,13 +40,13 @@ from .eprocess import (
 )
 from .linalg import symv_by_size
 from .selective import (
-    _C_DETECT,
-    _HEAD,
-    _REBUILT,
-    _SKIPPED,
-    _T,
     BBQ_LABEL,
+    CODE_DETECT,
     COMPARE_TEST,
+    COUNT_HEAD,
+    COUNT_REBUILT,
+    COUNT_SKIPPED,
+    COUNT_T,
     INVALID,
     NO_LABEL,
     OK,
@@ -97,10 +97,10 @@ def _assess(x, normalize, detect, theta, kappa, window0, rebuild_every, forced, 
     if not (np.isfinite(f) and np.isfinite(rp) and np.isfinite(nn)
             and np.isfinite(g) and np.isfinite(rLp)):
         return f, rp, g, rLp, NO_LABEL, INVALID
-    t = counts[_T] + 1
+    t = counts[COUNT_T] + 1
     ask = _decide(forced, detect, theta, f, rp, t, kappa,
                   _window_length(t, window0, window_X.shape[0]), rebuild_every,
-                  counts[_REBUILT], cache)
+                  counts[COUNT_REBUILT], cache)
     return f, rp, g, rLp, ask, OK
 
 
@@ -130,12 +130,12 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, compare, delta,
     # docs/design/selective.md). It sees only inputs of norm <= 1 (its
     # model; always true of normalised inputs): with normalize=False a
     # longer x is learnt but not tested, a choice made from x alone.
-    tested = test_every > 0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > E[_G_THETA]
+    tested = test_every > 0 and ask != NO_LABEL and abs(f) / (1.0 + rp) > E[GLOBAL_THETA]
     eproc = tested and not compare and _norm_fits(xn)
     if test_every > 0:
         up, down = confidence_factors(test_every)
         track_confidence(E, abs(f) / (1.0 + rp), up, down)
-    t = counts[_T] + 1
+    t = counts[COUNT_T] + 1
     d = xn.shape[0]
     won = False
     fc = 0.0
@@ -173,7 +173,7 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, compare, delta,
     m = _end_round(t, detect, _window_length(t, window0, window_X.shape[0]), rebuild_every,
                    counts)
     if m >= 0:
-        _refit(window_X, window_y, counts[_HEAD], m, hw, G, hx, screen)
+        _refit(window_X, window_y, counts[COUNT_HEAD], m, hw, G, hx, screen)
     return OK
 
 
@@ -200,7 +200,7 @@ def _commit(y, assessed, A, N, E, Z, F, hyper, codes):
         _selective_views(A, N, Z, F, Z.shape[0] // 2)
     )
     return _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span,
-                   codes[_C_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w, P, hw,
+                   codes[CODE_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w, P, hw,
                    G, window_X, window_y, switches, counts, E, Px, acc, hx, cache, screen)
 
 
@@ -222,11 +222,11 @@ def _learn_one(x, y, A, N, E, Z, F, hyper, codes):
                                          Px, hx, cache)
     if status == OK:
         status = _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span,
-                         codes[_C_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w,
+                         codes[CODE_DETECT] == COMPARE_TEST, delta, window0, rebuild_every, w,
                          P, hw, G, window_X, window_y, switches, counts, E, Px, acc, hx, cache,
                          screen)
     if status != OK and skip:
-        counts[_SKIPPED] += 1
+        counts[COUNT_SKIPPED] += 1
     return f, status
 
 

@@ -19,7 +19,16 @@ from .._jit import kernel, recompile_with
 from . import linalg as _linalg_kernels
 from . import selective as _selective_kernels
 from .linalg import invert_upper_in_place, upper_cholesky_in_place
-from .selective import _C_CLO2, _C_DELTA, _S_C, _S_DELTA, _S_EPS, _S_HI, _S_MU, _S_TC
+from .selective import (
+    CACHE_CLO2,
+    CACHE_DELTA,
+    SCREEN_C,
+    SCREEN_DELTA,
+    SCREEN_EPS,
+    SCREEN_HI,
+    SCREEN_MU,
+    SCREEN_TC,
+)
 
 #: Up to this d the demo product runs over whole rows of V (measured faster
 #: than the triangle: d = 10 and 50); above it, over the upper triangle only.
@@ -111,11 +120,11 @@ def _switch_test(f, rp, g, rLp, t, delta, cache):
     D = C - s
     if D <= 0.0:
         return False
-    if cache[_C_DELTA] != delta:
+    if cache[CACHE_DELTA] != delta:
         c1 = math.sqrt(2.0 * math.log(4.0 / delta)) + 1.0  # delta_1 = delta / 2
-        cache[_C_CLO2] = c1 * c1 * (1.0 - 1e-9)
-        cache[_C_DELTA] = delta
-    if D * D <= cache[_C_CLO2] * s:
+        cache[CACHE_CLO2] = c1 * c1 * (1.0 - 1e-9)
+        cache[CACHE_DELTA] = delta
+    if D * D <= cache[CACHE_CLO2] * s:
         return False
     tf = float(t)
     delta_t = delta / (tf * (tf + 1.0))
@@ -144,20 +153,20 @@ def _switch_screen(f, rp, nn, g, t, delta, screen):
     finds it valid).
     """
     tf = float(t)
-    if not (screen[_S_TC] <= tf < 2.0 * screen[_S_TC]) or screen[_S_DELTA] != delta:
+    if not (screen[SCREEN_TC] <= tf < 2.0 * screen[SCREEN_TC]) or screen[SCREEN_DELTA] != delta:
         delta_t = delta / (tf * (tf + 1.0))
-        screen[_S_C] = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
-        screen[_S_TC] = tf
-        screen[_S_DELTA] = delta
+        screen[SCREEN_C] = math.sqrt(2.0 * math.log(2.0 / delta_t)) + 1.0
+        screen[SCREEN_TC] = tf
+        screen[SCREEN_DELTA] = delta
     inv = 1.0 / (1.0 + rp)
     a = f * inv
     r = rp * inv
-    lo = nn * screen[_S_MU]
+    lo = nn * screen[SCREEN_MU]
     q = 1.0 / (1.0 + lo)
     r_lo = lo * q
     z_near = g * q
-    z_far = g / (1.0 + nn * screen[_S_HI])  # 0 if nn * hi overflows: still an end
-    K = (screen[_S_C] * (math.sqrt(r) + math.sqrt(r_lo)) + r + r_lo) * (1.0 - 1e-9)
+    z_far = g / (1.0 + nn * screen[SCREEN_HI])  # 0 if nn * hi overflows: still an end
+    K = (screen[SCREEN_C] * (math.sqrt(r) + math.sqrt(r_lo)) + r + r_lo) * (1.0 - 1e-9)
     K -= 1e-12 * (abs(a) + abs(g))
     return nn < 1e300 and abs(a - z_near) <= K and abs(a - z_far) <= K
 
@@ -248,13 +257,13 @@ def _refit(window_X, window_y, head, m, hw, V, acc, screen):
     """
     lam = _rebuild(window_X, window_y, head, m, hw, V, acc)
     d = V.shape[0]
-    slack = 8.0 * d * d * lam * screen[_S_EPS]
+    slack = 8.0 * d * d * lam * screen[SCREEN_EPS]
     if slack < 0.25:
-        screen[_S_MU] = (1.0 - slack) / lam
-        screen[_S_HI] = 1.0 + slack
+        screen[SCREEN_MU] = (1.0 - slack) / lam
+        screen[SCREEN_HI] = 1.0 + slack
     else:
-        screen[_S_MU] = 0.0
-        screen[_S_HI] = 1e300
+        screen[SCREEN_MU] = 0.0
+        screen[SCREEN_HI] = 1e300
 
 
 # Kernels here call linalg's and use selective's layout: recompile them when

@@ -94,9 +94,9 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
                      f"/* {kind}: {f.block}, {f.dtype} ({shape}) */")
     lines += ["", "/* hyper (double) and codes (int64_t) entries: index, exported value */"]
     for n, v in family.hyper.items():
-        lines.append(f"#define {P}_HYPER_INDEX_{n} {list(family.hyper).index(n)} /* = {v!r} */")
+        lines.append(f"#define {P}_{n} {list(family.hyper).index(n)} /* = {v!r} */")
     for n, v in family.codes.items():
-        lines.append(f"#define {P}_CODES_INDEX_{n} {list(family.codes).index(n)} /* = {v} */")
+        lines.append(f"#define {P}_{n} {list(family.codes).index(n)} /* = {v} */")
     lines += ["", "/* The exported functions (one per call kind, taking the blocks). */"]
     blocks = ", ".join(f"{_CTYPE[str(b.dtype)]} *{b.name}" for b in family.blocks)
     lines += [

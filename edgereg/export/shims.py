@@ -101,8 +101,15 @@ def index_names(module: Any, kind: str) -> dict[str, int]:
 
     prefix, count = {"hyper": ("HYPER_", "N_HYPER"), "codes": ("CODE_", "N_CODES")}[kind]
     values = vars(module)
+    try:
+        own = {t.id for node in ast.parse(inspect.getsource(module)).body
+               if isinstance(node, ast.Assign) for target in node.targets
+               for t in (target.elts if isinstance(target, ast.Tuple) else [target])
+               if isinstance(t, ast.Name)}
+    except (OSError, TypeError):  # no source (a module made in memory): all its names
+        own = set(values)
     named = {k: v for k, v in values.items()
-             if k.startswith(prefix) and type(v) is int and not k.startswith(prefix + "N")}
+             if k.startswith(prefix) and type(v) is int and k in own}
     if named:
         return dict(sorted(named.items(), key=lambda kv: kv[1]))
     body = ast.parse(inspect.getsource(module)).body

@@ -26,7 +26,7 @@ def tick_one(X, Y, PW, L, W, hyper, codes, OUT):
 @njit
 def tick_block(X, Y, PW, L, W, hyper, codes, OUT, YB):
     d = X.shape[1]
-    mu = hyper[K.MU : K.MU + 1]
+    mu = hyper[K.HYPER_MU : K.HYPER_MU + 1]
     for k in range(X.shape[0]):
         YB[k, 0] = Y[k]
         K._dfop_learn_many(X[k].reshape((1, d)), YB[k], mu, OUT[k : k + 1], PW[k], L[k], W[k],
