@@ -24,9 +24,9 @@ forgetting  ``examples/adaptation_forgetting.py``'s ``main`` (when that file exi
 Usage::
 
     python examples/adaptation_benchmark.py --part switch|alarm|forgetting|all \\
-        [--root /path/to/shared/data] [--seeds 200] [--n 100000] [--sections S1,S2,...]
+        [--root DIR] [--seeds 200] [--n 100000] [--sections S1,S2,...]
 
-``--root`` is a directory laid out like the project's shared data
+``--root`` is a folder holding the original files
 (``root/<dataset>/<files>``), by default ``$EDGEREG_DATA_ROOT``; without
 either, the sets edgereg does not bundle are read from its data folder
 (``edgereg data fetch``), and a missing one is named and skipped. All runs use ``process_many`` /

@@ -20,7 +20,8 @@ called by examples/adaptation_benchmark.py.
 
 Run::
 
-    python examples/adaptation_forgetting.py --data-root ../shared/data
+    edgereg data fetch all      # once: the real streams edgereg does not bundle
+    python examples/adaptation_forgetting.py
     python examples/adaptation_forgetting.py --quick        # CI: small sizes, bundled data
 """
 
@@ -188,9 +189,10 @@ def real_table(root: Path | None, limit: int | None, names: tuple[str, ...]) -> 
     print()
 
 
-def default_root() -> Path:
+def default_root() -> Path | None:
+    """``$EDGEREG_DATA_ROOT`` when set, else None: edgereg's data folder."""
     env = os.environ.get("EDGEREG_DATA_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(env) if env else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", nargs="+", default=["rates", "real"],
                         choices=["rates", "real"])
     parser.add_argument("--data-root", type=Path, default=None,
-                        help="shared/data's layout (default: $EDGEREG_DATA_ROOT or "
-                        "../shared/data next to the repository)")
+                        help="folder holding the original files, <root>/<dataset dir>/"
+                        "<files> (default: $EDGEREG_DATA_ROOT, else edgereg's data folder, "
+                        "which `edgereg data fetch NAME` fills)")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--quick", action="store_true",
                         help="1 seed of 3,000 samples, bundled data's first 3,000 rows (CI)")

@@ -22,7 +22,8 @@ Usage::
 
     python examples/intervals_and_missing.py                         # print
     python examples/intervals_and_missing.py --output docs/results.md
-    python examples/intervals_and_missing.py --root /work/shared/data
+    edgereg data fetch air_quality      # once (debutanizer and sru are bundled)
+    python examples/intervals_and_missing.py
 
 Real-data protocol (as examples/reproduce_dfop.py): inputs standardised with
 the statistics of the first T/50 rows, a constant-1 column appended, mu the
@@ -50,9 +51,10 @@ MU_GRID = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
 BEGIN, END = "<!-- intervals-and-missing: begin -->", "<!-- intervals-and-missing: end -->"
 
 
-def default_root() -> Path:
+def default_root() -> Path | None:
+    """``$EDGEREG_DATA_ROOT`` when set, else None: edgereg's data folder."""
     env = os.environ.get("EDGEREG_DATA_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(env) if env else None
 
 
 def prepare(X: np.ndarray, T: int) -> np.ndarray:
@@ -77,7 +79,7 @@ def choose_mu(Z: np.ndarray, y: np.ndarray) -> float:
     return best_mu
 
 
-def streams(root: Path) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def streams(root: Path | None) -> list[tuple[str, np.ndarray, np.ndarray]]:
     out = []
     ds = load("debutanizer")
     out.append(("debutanizer", np.asarray(ds.X, float), np.asarray(ds.y, float)))
@@ -178,7 +180,7 @@ def _share(share: float, nwin: int | None = None) -> str:
     return f"{100 * share:.0f}%" + ("" if nwin is None else f" of {nwin}")
 
 
-def interval_table(root: Path, river: bool) -> list[str]:
+def interval_table(root: Path | None, river: bool) -> list[str]:
     rows = []
     for name, X, y in streams(root):
         Z = prepare(X, len(y))
@@ -213,7 +215,7 @@ def _coverage_cells(band: np.ndarray, y: np.ndarray) -> tuple[float, str, float]
     return 100 * hit.mean(), _share(share, nwin), float(np.mean((band[:, 2] - band[:, 0])[ok]))
 
 
-def mores_table(root: Path, decay: float = 0.99) -> list[str]:
+def mores_table(root: Path | None, decay: float = 0.99) -> list[str]:
     """MORES with one 90% interval per output on Air Quality: the outputs observed on
     enough rows to learn jointly (NMHC(GT), on 887 rows, is left out), rows with a
     missing input or any of these targets dropped; inputs and targets standardised

@@ -1,6 +1,8 @@
 """Prequential MAE of MORES and its baselines on three real multi-output streams.
 
-Datasets (read from ``--data-root``, default ``<repo>/../shared/data``):
+Datasets (SRU is bundled; ``edgereg data fetch sarcos air_quality`` downloads
+the others once, or ``--data-root`` / ``$EDGEREG_DATA_ROOT`` names a folder
+holding the original files):
 
 * SRU: sulfur recovery unit, 5 inputs, 2 outputs (H2S, SO2).
 * SARCOS: robot-arm inverse dynamics, 21 inputs, 7 torques (stands in for
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 from pathlib import Path
@@ -75,37 +78,14 @@ def make(name: str, d: int, m: int, params: dict[str, Any]) -> Any:
     return _PerOutputDFOP(d, m, **params)
 
 
-def load(name: str, root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def load(name: str, root: Path | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """X, Y (rows in stream order) and the output names; complete cases only."""
-    try:
-        from edgereg import datasets
+    from edgereg import datasets
 
-        ds = datasets.load(name, root=root)
-        X, Y, names = np.asarray(ds.X, float), np.asarray(ds.y, float), list(ds.target_names)
-    except ImportError:  # pragma: no cover - datasets module missing
-        X, Y, names = _parse(name, root)
+    ds = datasets.load(name, root=None if name in datasets.BUNDLED else root)
+    X, Y, names = np.asarray(ds.X, float), np.asarray(ds.y, float), list(ds.target_names)
     keep = np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(Y), axis=1)
     return X[keep], Y[keep], names
-
-
-def _parse(name: str, root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    if name == "sru":
-        data = np.loadtxt(root / "sru" / "SRU_data.txt", skiprows=1)
-        return data[:, :5], data[:, 5:], ["y1_h2s", "y2_so2"]
-    if name == "sarcos":
-        import scipy.io
-
-        data = scipy.io.loadmat(root / "sarcos" / "sarcos_inv_test.mat")["sarcos_inv_test"]
-        return data[:, :21], data[:, 21:], [f"torque{j}" for j in range(1, 8)]
-    import pandas as pd
-
-    df = pd.read_csv(root / "air_quality" / "AirQualityUCI.csv", sep=";", decimal=",",
-                     usecols=range(15)).dropna(how="all")
-    df = df.replace(-200, np.nan)
-    ycols = ["CO(GT)", "NMHC(GT)", "C6H6(GT)", "NOx(GT)", "NO2(GT)"]
-    xcols = ["PT08.S1(CO)", "PT08.S2(NMHC)", "PT08.S3(NOx)", "PT08.S4(NO2)", "PT08.S5(O3)",
-             "T", "RH", "AH"]
-    return df[xcols].to_numpy(float), df[ycols].to_numpy(float), ycols
 
 
 def standardise(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,17 +115,16 @@ def run(name: str, X: np.ndarray, Y: np.ndarray) -> tuple[dict[str, Any], np.nda
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=None, help="cap on the stream length")
-    ap.add_argument("--data-root", type=Path,
-                    default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    env = os.environ.get("EDGEREG_DATA_ROOT")
+    ap.add_argument("--data-root", type=Path, default=Path(env) if env else None,
+                    help="folder holding the original files (default: $EDGEREG_DATA_ROOT, "
+                    "else edgereg's data folder, which `edgereg data fetch NAME` fills)")
     args = ap.parse_args(argv)
-    if not args.data_root.is_dir():
-        print(f"data not found at {args.data_root}; nothing to do (pass --data-root)")
-        return 0
     for dname in ("sru", "sarcos", "air_quality"):
         try:
             X, Y, names = load(dname, args.data_root)
         except (OSError, ValueError) as exc:
-            print(f"{dname}: cannot load ({exc}); skipped")
+            print(f"{dname}: cannot load ({str(exc).splitlines()[0]}); skipped")
             continue
         if args.n is not None:
             X, Y = X[: args.n], Y[: args.n]

@@ -9,7 +9,7 @@ stream's gap (points) or MSE ratio and the targets' summary.
 
 Run from the repository root::
 
-    EDGEREG_DATA_ROOT=../shared/data python docs/design/auto_forgetting_paper.py [dataset ...]
+    python docs/design/auto_forgetting_paper.py [dataset ...]   # after `edgereg data fetch all`
 """
 
 import sys
