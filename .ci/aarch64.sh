@@ -125,14 +125,16 @@ tests/test_selective.py tests/test_fleet.py tests/test_contracts.py"
 # fleet's kernels, each tested here on its own, and compiling its own
 # signatures under emulation took 38 of the stage's 82 worker-minutes
 # (test_learn_one_loop_equals_learn_many[FleetBank-0/2], 944 s and 1,337 s).
-# So are the contract's second parameter sets of MORES, SelectiveSampler,
-# DFOPBank and SOMOR (408, 336, 287 and 188 s, compiling their own
+# So are the contract's further parameter sets of MORES, SelectiveSampler,
+# DFOPBank and SOMOR and SelectiveSampler's loop with restarts (in CI's run
+# beside the other stages: SelectiveSampler-2 859 s, its restarts loop 588,
+# SelectiveSampler-7 546, MORES-2 297, DFOPBank-2 247 s, compiling their own
 # signatures): their first sets run the same kernels here.
 SELECT=${EDGEREG_AARCH64_SELECT:-"((test_dfop.py and not million) or step_by_step or \
 closed_form_step or matches_reference or equals_separate_models_bit or block_path_equals_per_row \
 or learn_one_loop_equals_learn_many) and not instance_restarts and not FleetBank \
-and not (learn_one_loop_equals_learn_many and (MORES-2 or SelectiveSampler-2 or DFOPBank-2 \
-or SOMOR-2))"}
+and not with_restarts and not (learn_one_loop_equals_learn_many and (MORES-2 \
+or SelectiveSampler-2 or SelectiveSampler-7 or DFOPBank-2 or SOMOR-2))"}
 
 in_root() {
   chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
