@@ -4,7 +4,8 @@ Usage::
 
     python tests/build_bundled_data.py [DATA_ROOT]
 
-DATA_ROOT defaults to $EDGEREG_DATA_ROOT or ../shared/data next to the repository.
+DATA_ROOT defaults to $EDGEREG_DATA_ROOT, else edgereg's data folder
+(``edgereg data fetch elec2 weather debutanizer sru`` puts the original files there).
 The script writes ``edgereg/data/<name>.npz`` for every bundled dataset and
 ``edgereg/data/CITATIONS.md``, checks that decoding each file gives values that
 are bit-identical to parsing the original decimal strings with Python's
@@ -33,7 +34,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_OUT = REPO / "edgereg" / "data"
-DEFAULT_ROOT = Path(os.environ.get("EDGEREG_DATA_ROOT", REPO.parent / "shared" / "data"))
+def _default_root() -> Path:
+    env = os.environ.get("EDGEREG_DATA_ROOT")
+    if env:
+        return Path(env)
+    from edgereg.datasets import get_data_home
+
+    return get_data_home()
+
 
 # name -> (text file, delimiter or None for whitespace, lines to skip, label file or None)
 SOURCES: dict[str, tuple[str, str | None, int, str | None]] = {
@@ -130,7 +138,7 @@ def build(name: str, root: Path) -> tuple[bytes, np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else DEFAULT_ROOT
+    root = Path(argv[1]) if len(argv) > 1 else _default_root()
     sys.path.insert(0, str(REPO))
     from edgereg import datasets
 

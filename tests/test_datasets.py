@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from edgereg import datasets as D
 from edgereg.datasets import BUNDLED, DataFileError, Dataset, _bundled, _readers
 
-# name -> (n, d, {mapped label: count}) as recorded in shared/data/*/SOURCE.md
+# name -> (n, d, {mapped label: count}) as recorded with each source file (_sources.py)
 BINARY = {
     "elec2": (45_312, 8, {-1.0: 19_237, 1.0: 26_075}),
     "weather": (18_159, 8, {-1.0: 12_461, 1.0: 5_698}),
