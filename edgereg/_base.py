@@ -30,18 +30,14 @@ counted in ``n_skipped_``.
 from __future__ import annotations
 
 import importlib
-import inspect
-import json
 import os
-import tempfile
-import zipfile
 from collections.abc import Callable
-from tokenize import TokenError
 from typing import Any, ClassVar, NamedTuple
-from zlib import error as zlib_error
 
 import numpy as np
 
+from ._catalog import MODEL_MODULES as MODEL_MODULES
+from ._catalog import model_class
 from ._validate import (
     INT_MAX,
     NOT_A_LABEL,
@@ -57,28 +53,9 @@ STATE_FORMAT = "edgereg-state-1"
 
 _REGISTRY: dict[str, type[OnlineModel]] = {}
 
-#: Every public model class -> the module of edgereg that defines it. The
-#: package imports a model's module on first use (``edgereg.__getattr__``,
-#: cold start on a device) and ``load`` imports the one a file names; both
-#: read this table, so the registry needs no import of the package itself.
-MODEL_MODULES = {
-    "DFOP": "dfop",
-    "RLS": "dfop",
-    "DFOPBank": "bank",
-    "DriftAlarm": "drift",
-    "FleetBank": "bank",
-    "Fleet": "fleet",
-    "NORMAClassifier": "norma",
-    "NORMANovelty": "norma",
-    "NORMARegressor": "norma",
-    "MORES": "mores",
-    "SOMOR": "mores",
-    "PARegressor": "mores",
-    "SelectiveSampler": "selective",
-    "SparseDFOP": "sparse_dfop",
-    "SparseDFOPBank": "sparse_bank",
-}
-
+# json, tempfile, zipfile and inspect are imported in the functions that use
+# them (save, load, get_params): ``edgereg.native`` and a script that only
+# learns start without them.
 
 #: File formats of earlier versions -> the class whose module reads them. That
 #: module registers its reader on import (``register_format``); ``load``
@@ -95,14 +72,6 @@ def register_format(name: str, reader: Callable[[str, dict[str, np.ndarray]], An
     """Have ``load`` read files whose ``format`` is ``name`` (listed in
     ``LEGACY_FORMATS``) with ``reader(path, arrays)``."""
     _FORMAT_READERS[name] = reader
-
-
-def model_class(name: str) -> Any:
-    """The public class called ``name`` (its module imported now), or None."""
-    module = MODEL_MODULES.get(name)
-    if module is None:
-        return None
-    return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
 class StateFileError(ValueError):
@@ -139,6 +108,8 @@ class OnlineModel:
         super().__init_subclass__(**kwargs)
         _REGISTRY[cls.__name__] = cls
         if "_auto_bank" in cls.__dict__:  # read once: a signature costs ~14 us a call
+            import inspect
+
             names = list(inspect.signature(cls.__init__).parameters)[1:]  # after self
             cls._forgetting_at = names.index("forgetting")
 
@@ -200,6 +171,8 @@ class OnlineModel:
     # --------------------------------------------------------------- params
     def get_params(self) -> dict[str, Any]:
         """Constructor arguments, as given (scikit-learn convention)."""
+        import inspect
+
         sig = inspect.signature(type(self).__init__)
         params = {}
         for name, p in sig.parameters.items():
@@ -231,6 +204,8 @@ class OnlineModel:
         disk and renamed over ``path``, so a crash or a kill leaves either the
         old file or the new one, never half of one.
         """
+        import json
+
         arrays = saved_state_arrays(self._state)
         meta = {
             "format": np.array(STATE_FORMAT),
@@ -249,6 +224,8 @@ class OnlineModel:
             If the file is truncated, not an edgereg state file, written by
             another model class, or its arrays do not fit the parameters.
         """
+        import json
+
         path = os.fspath(path)
         contents = read_npz(path, "edgereg state file")
         kind = str(contents.get("format", ""))
@@ -456,6 +433,8 @@ def atomic_savez(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None
       (``.<name>.<pid>.<random>.edgereg-tmp``); one left by a saver that was
       killed is removed by the next save of the same file.
     """
+    import tempfile
+
     target = os.path.realpath(os.fspath(path))  # through a symbolic link
     directory, base = os.path.split(target)
     try:
@@ -481,6 +460,10 @@ def atomic_savez(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None
 
 def read_npz(path: str, what: str) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` (no pickles); a truncated/foreign file -> StateFileError."""
+    import zipfile  # np.load imports it too
+    from tokenize import TokenError
+    from zlib import error as zlib_error
+
     try:
         with np.load(path, allow_pickle=False) as npz:
             if not hasattr(npz, "files"):
