@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,14 +37,17 @@ class NativeModel:
     """
 
     def __init__(self, library: str | os.PathLike) -> None:
-        library = Path(library)
-        prefix = library.name.removeprefix("lib").split(".")[0]
-        self.layout = json.loads((library.parent / f"{prefix}.json").read_text())
+        # os.path, not pathlib: a wheel install would import pathlib for this alone
+        library = os.fspath(library)
+        folder, name = os.path.split(library)
+        prefix = name.removeprefix("lib").split(".")[0]
+        with open(os.path.join(folder, f"{prefix}.json"), encoding="utf-8") as f:
+            self.layout = json.load(f)
         lay = self.layout
         self.n_features = int(lay["d"])
         self.dtype = np.dtype(lay["dtype"])
         self.task = lay["task"]
-        self._lib = ctypes.CDLL(str(library))
+        self._lib = ctypes.CDLL(library)
         self._buffer = np.zeros(lay["struct_bytes"] + 64, dtype=np.uint8)
         skip = -self._buffer.ctypes.data % 64
         self._struct = self._buffer[skip: skip + lay["struct_bytes"]]
@@ -139,8 +141,8 @@ class NativeModel:
     def save_blob(self, path: str | os.PathLike) -> None:
         """Write the state as the device does (the header's blob header, then the
         struct): ``edgereg.load`` reads it."""
-        Path(path).write_bytes(bytes.fromhex(self.layout["blob_header"])
-                               + self._struct.tobytes())
+        with open(path, "wb") as f:
+            f.write(bytes.fromhex(self.layout["blob_header"]) + self._struct.tobytes())
 
     def load(self, path: str | os.PathLike) -> NativeModel:
         """Continue from an edgereg state file of the same model and parameters."""
