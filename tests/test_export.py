@@ -186,6 +186,20 @@ def test_a_damaged_state_blob_is_refused(tmp_path):
         edgereg.load(tmp_path / "bad.bin")
 
 
+#: numba, its compiler and scipy: what a board without numba wheels lacks.
+_HEAVY = ("numba", "llvmlite", "scipy")
+_IMPORTED_HEAVY = ("bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+                   f"{_HEAVY!r}); assert not bad, bad")
+
+
+def test_edgereg_native_imports_neither_numba_nor_scipy():
+    """The numba-free runtime stays so: no model module (each imports numba) and
+    no persistence code is imported by ``import edgereg.native``."""
+    code = (f"import sys, numpy; import edgereg.native; {_IMPORTED_HEAVY}; "
+            "assert 'edgereg._base' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.slow
 def test_native_runs_the_exported_library_as_the_jit_does(request, tmp_path):
     if shutil.which("cc") is None:
@@ -216,6 +230,13 @@ def test_native_runs_the_exported_library_as_the_jit_does(request, tmp_path):
     fresh = NativeModel(info["shared"]).load(tmp_path / "j.npz")
     assert fresh.learn_many(X[200:], Y[200:]).tobytes() == jit.learn_many(
         X[200:], Y[200:]).tobytes()
+    # A script's whole path, from import to save and load, without numba.
+    code = ("import sys; import numpy as np; from edgereg.native import NativeModel; "
+            "m = NativeModel(sys.argv[1]); m.learn_one(np.ones(m.n_features), 1.0); "
+            "m.save(sys.argv[2]); m.load(sys.argv[2]); m.save_blob(sys.argv[3]); "
+            + _IMPORTED_HEAVY)
+    subprocess.run([sys.executable, "-c", code, info["shared"], str(tmp_path / "s.npz"),
+                    str(tmp_path / "s.bin")], check=True)
 
 
 def _copy(model):

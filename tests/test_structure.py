@@ -12,6 +12,8 @@ built on it without importing them.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,13 +111,29 @@ def test_the_model_registry_names_only_existing_classes():
     """What replaces the imports (model classes and old file formats by name) stays true."""
     import importlib
 
-    from edgereg import _base
+    from edgereg import _base, _catalog
 
     for name, module in _base.MODEL_MODULES.items():
+        assert hasattr(importlib.import_module(f"edgereg.{module}"), name)
+    for name, module in _catalog.BASE_NAMES.items():  # the package's lazy names
         assert hasattr(importlib.import_module(f"edgereg.{module}"), name)
     for kind, name in _base.LEGACY_FORMATS.items():
         _base.model_class(name)
         assert kind in _base._FORMAT_READERS
+
+
+def test_the_lazy_package_lists_and_gives_every_public_name():
+    """``edgereg`` imports its names on first use: ``dir``, ``from edgereg import *``
+    and attribute access still see every one, in a fresh interpreter."""
+    code = (
+        "import edgereg; names = set(dir(edgereg)); "
+        "assert set(edgereg.__all__) <= names, set(edgereg.__all__) - names; "
+        "ns = {}; exec('from edgereg import *', ns); "
+        "assert set(edgereg.__all__) <= set(ns), set(edgereg.__all__) - set(ns); "
+        "assert all(getattr(edgereg, n) is ns[n] for n in edgereg.__all__); "
+        "assert {'DFOP', 'load', 'OnlineModel', 'StateFileError'} <= set(edgereg.__all__)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_every_subpackage_ships():
