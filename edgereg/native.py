@@ -145,27 +145,37 @@ class NativeModel:
             f.write(bytes.fromhex(self.layout["blob_header"]) + self._struct.tobytes())
 
     def load(self, path: str | os.PathLike) -> NativeModel:
-        """Continue from an edgereg state file of the same model and parameters."""
-        from ._base import StateFileError
+        """Continue from an edgereg state file of the same model and parameters
+        (``StateFileError`` for any other file, the state then unchanged)."""
+        from ._base import STATE_FORMAT, StateFileError, read_npz
 
+        path = os.fspath(path)
+        npz = read_npz(path, "edgereg state file")  # a damaged zip: StateFileError
+        if str(npz.get("format", "")) != STATE_FORMAT:
+            raise StateFileError(f"{path!r} is not an edgereg state file (expected format "
+                                 f"{STATE_FORMAT!r})")
+        try:
+            same = (str(npz["model"]) == self.layout["model"]
+                    and json.loads(str(npz["params"])) == self.layout["params"])
+        except (KeyError, ValueError, RecursionError) as exc:
+            raise StateFileError(f"{path!r}: no readable model or params entry ({exc!r})"
+                                 ) from exc
+        if not same:
+            raise StateFileError(f"{path!r} holds another model or other parameters "
+                                 f"than {self.layout['model']}{self.layout['params']}")
         staged = []
-        with np.load(os.fspath(path), allow_pickle=False) as npz:
-            if str(npz["model"]) != self.layout["model"] or json.loads(
-                    str(npz["params"])) != self.layout["params"]:
-                raise StateFileError(f"{path!r} holds another model or other parameters "
-                                     f"than {self.layout['model']}{self.layout['params']}")
-            for name, view in self._fields().items():
-                value = npz[f"state.{name}"]
-                if value.shape != view.shape or value.dtype != view.dtype:
-                    raise StateFileError(f"{path!r}: state.{name} does not fit")
-                if not np.all(np.isfinite(value)):
-                    raise StateFileError(f"{path!r}: state.{name} holds NaN or inf")
-                if name == "counts" and not (np.all(value[:2] >= 0)
-                                             and 0 <= value[3] < self.n_features):
-                    # DFOP's counters: the next refresh coordinate indexes P's rows.
-                    raise StateFileError(f"{path!r}: state.counts {value.tolist()} out of "
-                                         "range")
-                staged.append((view, value))
+        for name, view in self._fields().items():
+            value = npz.get(f"state.{name}")
+            if value is None or value.shape != view.shape or value.dtype != view.dtype:
+                raise StateFileError(f"{path!r}: state.{name} is missing or does not fit")
+            if not np.all(np.isfinite(value)):
+                raise StateFileError(f"{path!r}: state.{name} holds NaN or inf")
+            if name == "counts" and not (np.all(value[:2] >= 0)
+                                         and 0 <= value[3] < self.n_features):
+                # DFOP's counters: the next refresh coordinate indexes P's rows.
+                raise StateFileError(f"{path!r}: state.counts {value.tolist()} out of "
+                                     "range")
+            staged.append((view, value))
         for view, value in staged:
             view[...] = value
         return self

@@ -230,6 +230,15 @@ def test_native_runs_the_exported_library_as_the_jit_does(request, tmp_path):
     fresh = NativeModel(info["shared"]).load(tmp_path / "j.npz")
     assert fresh.learn_many(X[200:], Y[200:]).tobytes() == jit.learn_many(
         X[200:], Y[200:]).tobytes()
+    # Any other file is a StateFileError, as for edgereg.load, the state unchanged.
+    data = (tmp_path / "j.npz").read_bytes()
+    (tmp_path / "short.npz").write_bytes(data[: len(data) // 2])
+    edgereg.DFOP(6, 0.02, on_invalid="skip").save(tmp_path / "other.npz")
+    state = fresh._struct.tobytes()
+    for bad in ("short.npz", "other.npz", "n.bin"):
+        with pytest.raises(edgereg.StateFileError):
+            fresh.load(tmp_path / bad)
+        assert fresh._struct.tobytes() == state
     # A script's whole path, from import to save and load, without numba.
     code = ("import sys; import numpy as np; from edgereg.native import NativeModel; "
             "m = NativeModel(sys.argv[1]); m.learn_one(np.ones(m.n_features), 1.0); "
