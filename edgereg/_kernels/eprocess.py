@@ -43,9 +43,15 @@ import math
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel, python_function, recompile_with
+from .._jit import kernel, python_function, recompile_with
 from . import linalg as _linalg_kernels
 from .linalg import symv
+
+# The helpers below are called, not inlined (``kernel``, not ``inline_kernel``):
+# inlined, the e-process was typed and compiled again inside every
+# SelectiveSampler and DriftAlarm kernel, in both dtypes, for a path that runs
+# only with switch_test="eprocess". Called, a cold run of the fast test tier
+# takes 28% less CPU; measured costs in docs/design/caching.md ("Compile time").
 
 #: Candidate change points every GRID test labels.
 GRID = 16
@@ -86,7 +92,7 @@ def eprocess_size(d, alternative):
     return N_GLOBALS + _SLOTS * (d + d * d + N_SCALARS) + (d + d * d if alternative else 0)
 
 
-@inline_kernel
+@kernel
 def _slot(E, d, i):
     """(w0, P0, scalars) of instance slot i."""
     o = N_GLOBALS + i * (d + d * d + N_SCALARS)
@@ -94,7 +100,7 @@ def _slot(E, d, i):
             E[o + d + d * d : o + d + d * d + N_SCALARS])
 
 
-@inline_kernel
+@kernel
 def _alternative(E, d):
     """(wb, Pb) of the alternative RLS (empty views when the block has none)."""
     o = N_GLOBALS + _SLOTS * (d + d * d + N_SCALARS)
@@ -103,7 +109,7 @@ def _alternative(E, d):
     return E[o : o + d], E[o + d : o + d + d * d].reshape((d, d))
 
 
-@inline_kernel
+@kernel
 def _log_add(a, b):
     """log(e^a + e^b); an argument of ``_NONE`` (or -inf) returns the other."""
     if a < b:
@@ -195,7 +201,7 @@ def confidence_factors(test_every):
             math.exp(-CONFIDENCE_RATE / test_every))
 
 
-@inline_kernel
+@kernel
 def track_confidence(E, margin, up, down):
     """Update the threshold theta of the test rounds after a round of |margin| ``margin``.
 
@@ -213,7 +219,7 @@ def track_confidence(E, margin, up, down):
     E[GLOBAL_THETA] = theta if theta > THETA_FLOOR else THETA_FLOOR
 
 
-@inline_kernel
+@kernel
 def _rls_products(x, w, P, Px):
     """Px = P x (``linalg.symv``); returns (w^T x, x^T P x)."""
     d = x.shape[0]
@@ -227,7 +233,7 @@ def _rls_products(x, w, P, Px):
     return f, r
 
 
-@inline_kernel
+@kernel
 def _rls_learn(y, f, r, w, P, Px, scale):
     """Learn (x, y) given Px = P x, f = w^T x, r = x^T P x, with P first scaled by
     ``scale`` (1 / lambda: forgetting; 1: none), in one pass over P:
@@ -248,7 +254,7 @@ def _rls_learn(y, f, r, w, P, Px, scale):
             Pi[j] = Pi[j] * scale - ui * Px[j]
 
 
-@inline_kernel
+@kernel
 def _rls_fits(f, r, P, Px, scale):
     """Whether a label may enter an RLS whose products are f, r and Px: f finite,
     1 + s r >= 1/2 and every updated diagonal entry s P_ii - (s Px_i)^2 /
@@ -270,7 +276,7 @@ def _rls_fits(f, r, P, Px, scale):
     return True
 
 
-@inline_kernel
+@kernel
 def alternative_prediction(x, E, d, Pbx):
     """(m, f, r): the alternative RLS's prediction m = wb^T x / (1 + x^T Pb x),
     clipped to [-1, 1] (where a label of -1 or +1 is nearest), and the f, r
@@ -283,7 +289,7 @@ def alternative_prediction(x, E, d, Pbx):
     return (-1.0 if m < -1.0 else (1.0 if m > 1.0 else m)), f, r
 
 
-@inline_kernel
+@kernel
 def alternative_learn(y, f, r, E, d, Pbx):
     """Learn the label into the alternative RLS with forgetting ALT_LAMBDA per label.
 
@@ -300,7 +306,7 @@ def alternative_learn(y, f, r, E, d, Pbx):
         _rls_learn(y, f, r, wb, Pb, Pbx, scale)
 
 
-@inline_kernel
+@kernel
 def eprocess_label(x, y, m_alt, clip, threshold, E, d, scratch):
     """One labelled example (x, y) with the alternative's prediction m_alt made
     before y: both instances' statistics and nulls updated, the staggered
@@ -519,7 +525,7 @@ def _norm_fits(xn):
     return nn <= 1.0
 
 
-@inline_kernel
+@kernel
 def _eprocess_round(xn, y, threshold, E, scratch, alt_scratch):
     """The e-process on a used label (x, y): the alternative's prediction, the
     test's update, then the alternative learns; True when the test fires."""
