@@ -37,7 +37,8 @@ from ._kernels.dfop import (
     LEARNT_COUNTS,
     LEARNT_FORGOTTEN,
     _dfop_learn_many,
-    _dfop_learn_many_leverage,
+    _dfop_learn_many_impute,
+    _dfop_learn_many_interval,
     _dfop_learn_one_packed,
     _dfop_predict_many,
     _dfop_predict_one,
@@ -45,14 +46,18 @@ from ._kernels.dfop import (
     packed_size,
 )
 from ._kernels.guards import TARGET_LIMIT
-from ._kernels.impute import IMPUTE_REFUSED, dfop_impute_learn_one, mw_size
+from ._kernels.impute import (
+    IMPUTE_REFUSED,
+    dfop_impute_learn_one,
+    dfop_learn_one_band_impute,
+    mw_size,
+)
 from ._kernels.interval import (
     IB_SIZE,
     INTERVAL_IMPUTED,
-    dfop_learn_one_interval,
+    dfop_learn_one_band,
     dfop_predict_interval,
     ib_views,
-    interval_pass,
 )
 from ._validate import (
     as_row,
@@ -401,8 +406,9 @@ class DFOP(IntervalMixin, OnlineModel):
 
     #: learn_one's kernel: (x, y, PW, B) -> the prediction, NaN when refused.
     _packed_kernel = staticmethod(_dfop_learn_one_packed)
-    #: learn_one's kernel with intervals: (x, y, PW, B, IB) -> status.
-    _interval_one_kernel = staticmethod(dfop_learn_one_interval)
+    #: learn_one's kernel with intervals: (x, y, PW, B, IB) -> (lower, yhat, upper),
+    #: lower NaN when refused.
+    _interval_one_kernel = staticmethod(dfop_learn_one_band)
 
     def _bind_state(self) -> None:
         self._bind_dfop_blocks()
@@ -428,7 +434,13 @@ class DFOP(IntervalMixin, OnlineModel):
                 d = self.n_features
                 self._MW = np.zeros(python_function(mw_size)(d))
                 self._xs = np.zeros(d, self.dtype)
-        self._mode = 2 if interval is not None else int(self._classify)
+                self._impute_kernel = FirstCall(dfop_learn_one_band_impute, self,
+                                                "_impute_kernel")
+        # learn_one's inline paths with DFOP's own kernels: 3 intervals, 4 imputation;
+        # 2: through _learn_one_interval (a bank's own).
+        own = interval is not None and type(self)._learn_one_interval is DFOP._learn_one_interval
+        self._mode = (4 if self._impute else 3) if own else \
+            2 if interval is not None else int(self._classify)
 
     def _bind_dfop_blocks(self) -> None:
         s, work = self._state, self._work
@@ -490,6 +502,24 @@ class DFOP(IntervalMixin, OnlineModel):
         else:
             xr = as_row(x, self.n_features, self.dtype)
         mode = self._mode
+        if mode == 3:
+            # Inline (no further method call): with intervals, a call costs what
+            # the kernel and the tuple it returns cost.
+            if interval and interval is not True:
+                self._check_interval(interval)
+            yv = y if type(y) is float else as_scalar(y)
+            band = self._interval_kernel(xr, yv, self._PW, self._B, self._IB)  # _bind_interval
+            if band[0] != band[0] and not self._skip:  # NaN lower bound: refused
+                raise ValueError(self._invalid_message(xr, y, "sample"))
+            return band if interval else band[1]
+        if mode == 4:  # missing="impute": one kernel call, a NaN scan for a complete row
+            if interval and (interval is not True or self.coverage is None):
+                self._check_interval(interval)
+            yv = y if type(y) is float else as_scalar(y)
+            out = self._impute_kernel(xr, yv, self._PW, self._B, self._IB, self._MW, self._xs)
+            if out[3] != 0.0 and not self._skip:
+                raise ValueError(self._invalid_message(xr, y, "sample"))
+            return out[:3] if interval else out[1]
         if mode == 2:
             return self._learn_one_interval(xr, y, interval)
         if interval:
@@ -509,26 +539,21 @@ class DFOP(IntervalMixin, OnlineModel):
         return yhat
 
     def _learn_one_interval(self, xr: np.ndarray, y: Any, interval: Any) -> Any:
-        """learn_one with the interval's bookkeeping (``_kernels/interval.py``)."""
+        """learn_one with the interval's bookkeeping as a method: what learn_one does
+        inline with DFOP's own kernels (``_mode`` 3 and 4), for a subclass to override
+        (a bank's intervals)."""
         if interval:
             self._check_interval(interval)
         yv = y if type(y) is float else as_scalar(y)
-        band = self._band
         if self._impute:
-            s = xr.sum() + yv  # NaN when x or y holds one (or +-inf meet: refused there)
-            if s != s:
-                status = dfop_impute_learn_one(xr, yv, self._PW, self._B, self._IB, self._MW,
-                                               self._xs)
-                if status == IMPUTE_REFUSED and not self._skip:
-                    raise ValueError(self._invalid_message(xr, y, "sample"))
-                return (float(band[0]), float(band[1]), float(band[2])) if interval \
-                    else float(band[1])
-        status = self._interval_kernel(xr, yv, self._PW, self._B, self._IB)  # see _bind_interval
-        if status != 0 and not self._skip:
+            out = self._impute_kernel(xr, yv, self._PW, self._B, self._IB, self._MW, self._xs)
+            refused, out = out[3] != 0.0, out[:3]
+        else:
+            out = self._interval_kernel(xr, yv, self._PW, self._B, self._IB)
+            refused = out[0] != out[0]
+        if refused and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
-        if interval:
-            return float(band[0]), float(band[1]), float(band[2])
-        return float(band[1])
+        return out if interval else out[1]
 
     def _interval_many(self, X: np.ndarray, out: np.ndarray) -> None:
         dfop_predict_interval(X, self._PW, self._B, self._IB, out)
@@ -569,19 +594,17 @@ class DFOP(IntervalMixin, OnlineModel):
             return _dfop_learn_many(
                 X, Y, MU, out, self._PW, self._L, work.scratch, work.hyper, work.codes,
             )
-        n = X.shape[0]
-        lev = np.empty(n)
-        bad = _dfop_learn_many_leverage(
-            X, Y, MU, out, lev, self._PW, self._L, work.scratch, work.hyper, work.codes,
+        # One pass: the interval before each row from the x^T P x of its step.
+        self._bands = np.empty((X.shape[0], 3))
+        return _dfop_learn_many_interval(
+            X, Y, MU, out, self._bands, self._PW, self._L, work.scratch, work.hyper, work.codes,
+            self._IB,
         )
-        # The bookkeeping of the rows learnt, also when the block stops at a bad row.
-        self._bands = np.empty((n, 3))
-        interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._IB, self._bands)
-        return bad
 
     def _learn_block_impute(self, X, Y, out, MU):  # type: ignore[no-untyped-def]
-        """Runs of complete rows through the block kernel and its paired pass; each
-        row with a NaN (in x or y) through the imputation's kernel, in order."""
+        """The block kernel with its intervals up to each row with a NaN (in x or y),
+        which it leaves to the imputation's kernel, in order: a complete row costs
+        the kernel one comparison (``_dfop_learn_many_impute``)."""
         if MU.shape[0] > 1:
             raise ValueError("missing='impute' takes the model's own forgetting: "
                              "learn_many(..., forgetting=...) is not supported with it")
@@ -589,20 +612,16 @@ class DFOP(IntervalMixin, OnlineModel):
         bands = self._bands = np.empty((n, 3))
         work = self._work
         start = 0
-        for r in [*np.flatnonzero(np.isnan(X).any(axis=1) | np.isnan(Y)).tolist(), n]:
-            if r > start:
-                lev = np.empty(r - start)
-                bad = _dfop_learn_many_leverage(
-                    X[start:r], Y[start:r], MU, out[start:r], lev, self._PW, self._L,
-                    work.scratch, work.hyper, work.codes,
-                )
-                done = r - start if bad < 0 else bad
-                interval_pass(Y[start:r], MU, out[start:r], lev, done, self._IB,
-                              bands[start:r])
-                if bad >= 0:
-                    return start + bad
-            if r == n:
+        while start < n:
+            bad = _dfop_learn_many_impute(
+                X[start:], Y[start:], MU, out[start:], bands[start:], self._PW, self._L,
+                work.scratch, work.hyper, work.codes, self._IB,
+            )
+            if bad < 0:
                 break
+            r = start + bad
+            if not (np.isnan(Y[r]) or np.isnan(X[r]).any()):
+                return r  # an invalid row (on_invalid="raise")
             status = dfop_impute_learn_one(X[r], Y[r], self._PW, self._B, self._IB, self._MW,
                                            self._xs)
             bands[r] = self._band

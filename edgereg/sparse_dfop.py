@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from ._interval import interval_blocks
 from ._kernels.dfop import OK
 from ._kernels.hashing import _MASK64
-from ._kernels.interval import dfop_predict_interval, interval_pass
+from ._kernels.interval import dfop_predict_interval
 from ._kernels.sparse import (
     BLOCK_ROWS,
     HASHED,
@@ -36,8 +36,8 @@ from ._kernels.sparse import (
     _fill_columns,
     _sparse_learn_many_csr,
     _sparse_learn_many_dense,
-    _sparse_learn_many_leverage_csr,
-    _sparse_learn_many_leverage_dense,
+    _sparse_learn_many_interval_csr,
+    _sparse_learn_many_interval_dense,
     _sparse_learn_one_dense,
     _sparse_learn_one_sparse,
     _sparse_predict_many_csr,
@@ -473,13 +473,10 @@ class SparseDFOP(DFOP):
         """learn_one with intervals: project, then DFOP's learn_one with intervals on psi
         (``_kernels/interval.py``), the same step as learn_many's on psi."""
         psi, shown = self._project_one(x)
-        status = self._interval_kernel(psi, yv, self._PW, self._B, self._IB)
-        if status != OK and not self._skip:
+        band = self._interval_kernel(psi, yv, self._PW, self._B, self._IB)  # DFOP's band kernel
+        if band[0] != band[0] and not self._skip:  # NaN lower bound: refused
             raise ValueError(self._invalid_message(shown, y, "sample"))
-        band = self._band
-        if interval:
-            return float(band[0]), float(band[1]), float(band[2])
-        return float(band[1])
+        return band if interval else band[1]
 
     def predict_interval(self, x: Any, coverage: Any = None) -> tuple[float, float, float]:
         r"""(lower, prediction, upper) for one sample (dense, ``(indices, values)`` or a
@@ -503,17 +500,12 @@ class SparseDFOP(DFOP):
         MU = self._forgetting_schedule(forgetting, X.shape[0])
         csr = isinstance(X, _CSR)
         if self._I is not None:
-            n = Y.shape[0]
-            lev = np.empty(n)
-            rest = (MU, out, lev, self._projection_block, *self._dfop_blocks)
+            # One pass: the interval before each row from the psi^T P psi of its step.
+            self._bands = np.empty((Y.shape[0], 3))
+            rest = (MU, out, self._bands, self._projection_block, *self._dfop_blocks, self._IB)
             if csr:
-                bad = _sparse_learn_many_leverage_csr((X.indptr, X.indices, X.data), Y, *rest)
-            else:
-                bad = _sparse_learn_many_leverage_dense(X, Y, *rest)
-            # The bookkeeping of the rows learnt, also when the block stops at a bad row.
-            self._bands = np.empty((n, 3))
-            interval_pass(Y, MU, out, lev, n if bad < 0 else bad, self._IB, self._bands)
-            return bad
+                return _sparse_learn_many_interval_csr((X.indptr, X.indices, X.data), Y, *rest)
+            return _sparse_learn_many_interval_dense(X, Y, *rest)
         rest = (MU, out, self._projection_block, *self._dfop_blocks)
         if csr:
             return _sparse_learn_many_csr((X.indptr, X.indices, X.data), Y, *rest)

@@ -1,57 +1,99 @@
-"""What calibrated intervals cost DFOP: samples/s with and without ``coverage``, in one process.
+"""What calibrated intervals and imputation cost DFOP: samples/s in one process.
 
-Interleaved repeats (best of each), learn_many over blocks of 5,000 rows and
-learn_one over 2,000 rows, d = 10 and 50, float64, mu = 0.01. Prints the
-samples/s and the ratio on / off (docs/design/intervals.md).
+DFOP(d, 0.01), float64: learn_many over 40,000 rows at d = 10 and 6,000 at
+d = 50 (asv_bench/benchmarks/bench_intervals.py's blocks), plain, with
+``coverage=0.9`` and ``interval=True`` (the interval before each row), and
+with ``missing="impute"`` on complete rows; learn_one over 10,000 rows at
+d = 10, plain and with its interval. Interleaved repeats, best of each;
+prints each mode's ratio to plain (docs/design/intervals.md).
 
     PYTHONPATH=$PWD python docs/design/intervals_speed.py
-    PYTHONPATH=$PWD python docs/design/intervals_speed.py --off-only   # for two trees
+    # beside another tree (main) in the same process: a copy of its package
+    # renamed, e.g. git archive main edgereg | tar -x -C /tmp/base &&
+    # mv /tmp/base/edgereg /tmp/base/edgereg_base
+    PYTHONPATH=$PWD python docs/design/intervals_speed.py --base /tmp/base
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 import time
 
 import numpy as np
 
-from edgereg import DFOP
+import edgereg
+
+MODES = {"plain": ({}, {}), "interval": ({"coverage": 0.9}, {"interval": True}),
+         "impute": ({"missing": "impute"}, {})}
 
 
-def rate(model: DFOP, X: np.ndarray, y: np.ndarray, one: bool) -> float:
-    if one:
-        start = time.perf_counter()
-        for t in range(X.shape[0]):
-            model.learn_one(X[t], y[t])
-    else:
-        start = time.perf_counter()
-        model.learn_many(X, y)
-    return X.shape[0] / (time.perf_counter() - start)
+def stream(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d) / np.sqrt(d)
+    return X, X @ w + 0.1 * rng.normal(size=n)
+
+
+def best_times(models: dict, run, repeats: int) -> dict:
+    best = {k: np.inf for k in models}
+    for _ in range(repeats):
+        for k, (m, call) in models.items():  # interleaved: the load hits every mode alike
+            m.reset()
+            t0 = time.perf_counter()
+            run(m, call)
+            best[k] = min(best[k], time.perf_counter() - t0)
+    return best
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=25)
-    ap.add_argument("--off-only", action="store_true")
+    ap.add_argument("--base", help="folder holding a package edgereg_base to compare with")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    for d in (10, 50):
-        for one in (False, True):
-            n = 2_000 if one else 5_000
-            X = rng.normal(size=(n, d))
-            y = X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
-            kinds = [None] if args.off_only else [None, 0.9]
-            best = {k: 0.0 for k in kinds}
-            for _ in range(args.repeats):
-                for k in kinds:
-                    m = DFOP(d, 0.01, coverage=k) if k else DFOP(d, 0.01)
-                    m.learn_many(X[:10], y[:10])  # compiled
-                    m.learn_one(X[0], y[0])
-                    best[k] = max(best[k], rate(m, X, y, one))
-            path = "learn_one" if one else "learn_many"
-            text = " ".join(f"{'on' if k else 'off'} {v:,.0f}/s" for k, v in best.items())
-            ratio = "" if args.off_only else f"  on/off {best[0.9] / best[None]:.3f}"
-            print(f"d = {d:3d} {path:10s} {text}{ratio}")
+    packages = {"this": edgereg}
+    if args.base:
+        sys.path.insert(0, args.base)
+        packages = {"base": importlib.import_module("edgereg_base"), **packages}
+    first = next(iter(packages))
+    for d, n in ((10, 40_000), (50, 6_000)):
+        X, y = stream(n, d)
+        models = {}
+        for p, mod in packages.items():
+            for k, (made, call) in MODES.items():
+                m = mod.DFOP(d, 0.01, **made)
+                m.learn_many(X[:10], y[:10], **call)  # compiled
+                models[p, k] = (m, call)
+        best = best_times(models, lambda m, call, X=X, y=y: m.learn_many(X, y, **call),
+                          args.repeats)
+        for p in packages:
+            print(f"learn_many d = {d:3d} {p:4s} plain {n / best[p, 'plain']:10,.0f}/s "
+                  f"({best[first, 'plain'] / best[p, 'plain']:.3f}x {first}'s)  interval "
+                  f"{best[p, 'plain'] / best[p, 'interval']:.3f}x  impute "
+                  f"{best[p, 'plain'] / best[p, 'impute']:.3f}x")
+    d = 10
+    X, y = stream(10_000, d)
+    rows, targets = list(X), [float(v) for v in y]
+    models = {}
+    for p, mod in packages.items():
+        for k in ("plain", "interval", "impute"):
+            made, call = MODES[k]
+            m = mod.DFOP(d, 0.01, **made)
+            m.learn_one(rows[0], targets[0], **call)
+            models[p, k] = (m, call)
+
+    def loop(m, call):
+        learn = m.learn_one
+        for x, t in zip(rows, targets, strict=True):
+            learn(x, t, **call)
+
+    best = best_times(models, loop, args.repeats)
+    for p in packages:
+        print(f"learn_one  d = {d:3d} {p:4s} plain {10_000 / best[p, 'plain']:10,.0f}/s "
+              f"({best[first, 'plain'] / best[p, 'plain']:.3f}x {first}'s)  interval "
+              f"{best[p, 'plain'] / best[p, 'interval']:.3f}x  impute "
+              f"{best[p, 'plain'] / best[p, 'impute']:.3f}x")
 
 
 if __name__ == "__main__":

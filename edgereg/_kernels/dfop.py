@@ -24,6 +24,7 @@ import numpy as np
 from .._jit import inline_kernel, kernel, recompile_with
 from . import dfop_pass as _pass_module
 from . import guards as _guards_module
+from . import interval_core as _interval_core_module
 from . import linalg as _linalg_module
 from . import prior as _prior_module
 from .dfop_pass import (
@@ -44,6 +45,21 @@ from .guards import (
     _proven,
     _rare_den,
     _set_prior,
+)
+from .interval_core import (
+    IHYPER_COVERAGE,
+    IHYPER_ETA,
+    INTERVAL_COVERED,
+    INTERVAL_Q,
+    INTERVAL_SCORED,
+    INTERVAL_SUM,
+    INTERVAL_WEIGHT,
+    _half,
+    _noise_lam,
+    _scale,
+    _track,
+    ib_views,
+    leverage_factor,
 )
 from .linalg import scratch_stride
 from .linalg import symv as _symv
@@ -212,8 +228,15 @@ def _step_from(x, y, lam, w, P, Px, max_variance, p0, pmin):
     definiteness in rounding is reset to the prior p0 I (:func:`_rare_den`).
     Shared by the models built on DFOP.
     """
-    d = x.shape[0]
     yhat, xPx, big, wbig = _reads(x, w, Px)
+    return _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big, wbig)
+
+
+@inline_kernel
+def _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big, wbig):
+    """:func:`_step_from` after its reads of x, w and Px (``_reads``'s four values):
+    for a caller that needs them before the step (the interval's learn_one)."""
+    d = x.shape[0]
     if _careful(xPx, lam, Px):
         return yhat, _STEP_CAREFULLY
     small = d < _GAIN_BY_SQRT_FROM
@@ -337,34 +360,80 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     d = X.shape[1]
     P = PW[:d]
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
-    lev = out[:0]  # no x^T P x recorded
+    none = work[:0]  # no interval: empty bands and bookkeeping (views, no allocation)
+    bands = none.reshape((0, 3))
     if _float32_arithmetic(d, P, codes):
-        return _learn_many_in(X, Y, MU, out, lev, PW, L, scratch_of(work, P), Px64, hyper, codes)
-    return _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes)
+        return _learn_many_in(X, Y, MU, out, bands, PW, L, scratch_of(work, P), Px64, hyper,
+                              codes, none, False)
+    return _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, none, False)
 
 
 @kernel
-def _dfop_learn_many_leverage(X, Y, MU, out, lev, PW, L, work, hyper, codes):
-    """``_dfop_learn_many`` that also records lev[t] = x_t^T P x_t of each row as
-    the step forms it (NaN for a row refused): the prediction intervals'
-    paired pass (``_kernels/interval.py``) reads it."""
+def _dfop_learn_many_interval(X, Y, MU, out, bands, PW, L, work, hyper, codes, IB):
+    """``_dfop_learn_many`` with the prediction intervals (``interval_core``) in the
+    same row loop: bands[t] = (lower, prediction, upper), the interval made before
+    learning row t (NaN bounds for a row refused), and IB's bookkeeping learnt from
+    each row learnt, with the arithmetic of learn_one's (``interval.dfop_learn_one_interval``).
+    """
+    return _learn_many_interval_in(X, Y, MU, out, bands, PW, L, work, hyper, codes, IB, False)
+
+
+@kernel
+def _dfop_learn_many_impute(X, Y, MU, out, bands, PW, L, work, hyper, codes, IB):
+    """``_dfop_learn_many_interval`` that stops at the first row with a NaN in x or in
+    its target, before writing anything for it, and returns its index (as it returns
+    an invalid row's): ``missing="impute"``, whose caller completes that row
+    (``impute.dfop_impute_learn_one``) and goes on after it. The check costs a
+    comparison per row: a NaN in x makes the prediction w^T x NaN."""
+    return _learn_many_interval_in(X, Y, MU, out, bands, PW, L, work, hyper, codes, IB, True)
+
+
+@kernel
+def _learn_many_interval_in(X, Y, MU, out, bands, PW, L, work, hyper, codes, IB, impute):
     d = X.shape[1]
     P = PW[:d]
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
-        return _learn_many_in(X, Y, MU, out, lev, PW, L, scratch_of(work, P), Px64, hyper, codes)
-    return _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes)
+        return _learn_many_in(X, Y, MU, out, bands, PW, L, scratch_of(work, P), Px64, hyper,
+                              codes, IB, impute)
+    return _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, IB, impute)
+
+
+@inline_kernel
+def _has_nan(x, y):
+    """Whether row (x, y) holds a NaN (``missing="impute"``'s rows)."""
+    if y != y:
+        return True
+    for j in range(x.shape[0]):
+        if x[j] != x[j]:
+            return True
+    return False
+
+
+@inline_kernel
+def _store_interval(I, N, S, q, scored, covered):
+    """The block's bookkeeping, kept in registers by its row loop, back into I."""
+    I[INTERVAL_WEIGHT] = N
+    I[INTERVAL_SUM] = S
+    I[INTERVAL_Q] = q
+    I[INTERVAL_SCORED] = scored
+    I[INTERVAL_COVERED] = covered
 
 
 @kernel
-def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
+def _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, IB, impute):
     """Learn a block; out[t] = prequential prediction of row t.
 
     ``MU`` is the forgetting factor of each step (G-DFOP), or of all steps
     when it holds one value (``hyper[HYPER_MU:HYPER_MU + 1]``, the model's own). The
-    blocks are those of the module's header, ``lev`` empty or of length n
-    (then lev[t] = x_t^T P x_t, NaN when row t is refused), ``work`` the scratch in the
-    dtype of the arithmetic and ``Px64`` float64 scratch. The loop is fused: while row i
+    blocks are those of the module's header, ``work`` the scratch in the
+    dtype of the arithmetic and ``Px64`` float64 scratch. With intervals,
+    ``bands`` (n, 3) and IB, the interval's block (``interval_core.ib_views``):
+    bands[t] = the interval made before learning row t from the x^T P x the step
+    forms (NaN bounds when the row is refused), and IB's bookkeeping learnt from
+    each row learnt, in registers during the loop (``interval_core._track``,
+    learn_one's arithmetic); without, both are empty. ``impute``: stop at a row
+    with a NaN (``_dfop_learn_many_impute``). The loop is fused: while row i
     of the new P is written, it is also accumulated into P_new x_{t+1} (so
     P is read once per step), and on a refresh step the prior
     pseudo-sample's rank-one term is applied in the same pass. Bit for bit
@@ -388,7 +457,20 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
     period = codes[CODE_PERIOD]
     keep_prior = codes[CODE_KEEP_PRIOR] != 0
     skip = codes[CODE_SKIP] != 0
-    record = lev.shape[0] > 0
+    record = bands.shape[0] > 0
+    I, ihyper, _ = ib_views(IB)
+    if record:
+        iN = I[INTERVAL_WEIGHT]
+        iS = I[INTERVAL_SUM]
+        iq = I[INTERVAL_Q]
+        iscored = I[INTERVAL_SCORED]
+        icovered = I[INTERVAL_COVERED]
+        eta = ihyper[IHYPER_ETA]
+        alpha = 1.0 - ihyper[IHYPER_COVERAGE]
+    else:
+        iN = iS = iq = iscored = icovered = eta = alpha = 0.0
+    v_t = 1.0
+    scale = 0.0
     fresh = False  # does Px already hold P @ X[t]?
     # min diag(P) when the last pass gathered it (-1: unknown). Then
     # max|Px_i|^2 c <= pmin proves the diagonal check without its pass.
@@ -401,17 +483,35 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
         if not fresh:
             _symv(P, x, Px)
         yhat, xPx, big, wbig = _reads(x, w, Px)
+        if impute and (yhat != yhat or y != y) and _has_nan(x, y):
+            if record:
+                _store_interval(I, iN, iS, iq, iscored, icovered)
+            return t
         out[t] = yhat
         if record:
-            lev[t] = xPx
+            # The interval made before learning, from the x^T P x of the step's gain.
+            v_t = leverage_factor(xPx, mu_t)
+            scale = _scale(v_t, iN, iS)
+            half = _half(iq, scale)
+            band = bands[t]
+            band[0] = yhat - half
+            band[1] = yhat
+            band[2] = yhat + half
         if _careful(xPx, lam, Px):
             # learn_one's step and refresh, from Px in float64 (no fused pass).
             _symv(P, x, Px64)
             _, status = _step_from(x, y, lam, w, P, Px64, _max_variance(p0, keep_prior), p0, pmin)
             if status != OK and not skip:
+                if record:
+                    _store_interval(I, iN, iS, iq, iscored, icovered)
                 return t
-            if record and status != OK:
-                lev[t] = np.nan
+            if record:
+                if status != OK:
+                    _refused_band(bands[t])
+                else:
+                    iN, iS, iq, iscored, icovered = _learn_interval(
+                        y, yhat, scale, v_t, _noise_lam(mu_t, ihyper), iN, iS, iq, eta, alpha,
+                        iscored, icovered)
             _after_step(status, mu_t, w, P, L, v, p0, codes)
             fresh = False
             pmin = -1.0
@@ -431,13 +531,19 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
                 fresh = False
                 if skip:
                     if record:
-                        lev[t] = np.nan
+                        _refused_band(bands[t])
                     counts[1] += 1
                     continue
+                if record:
+                    _store_interval(I, iN, iS, iq, iscored, icovered)
                 return t
             c = 1.0 / den
             g = (y - yhat) * c
             pmin = -1.0  # P may be the prior now
+        if record:  # the row is learnt from here on
+            iN, iS, iq, iscored, icovered = _learn_interval(
+                y, yhat, scale, v_t, _noise_lam(mu_t, ihyper), iN, iS, iq, eta, alpha,
+                iscored, icovered)
         if small:
             for j in range(d):
                 w[j] += Px[j] * g
@@ -540,7 +646,26 @@ def _learn_many_in(X, Y, MU, out, lev, PW, L, work, Px64, hyper, codes):
         if not keep_prior and pmax > cap and _reset_unexcited(w, P, cap, p0, v):
             fresh = False  # the cap of the canonical update changed P: recompute P x
             pmin = -1.0
+    if record:
+        _store_interval(I, iN, iS, iq, iscored, icovered)
     return -1
+
+
+@inline_kernel
+def _refused_band(band):
+    """A refused row's interval: NaN bounds around its prediction."""
+    band[0] = np.nan
+    band[2] = np.nan
+
+
+@inline_kernel
+def _learn_interval(y, yhat, scale, v, lam, N, S, q, eta, alpha, scored, covered):
+    """``interval_core._track`` on the block's registers: the new (N, S, q, scored,
+    covered), unchanged when the bookkeeping refuses the sample."""
+    N1, S1, q1, sc, cv = _track(y, yhat, scale, v, lam, N, S, q, eta, alpha)
+    if sc >= 0.0:
+        return N1, S1, q1, scored + sc, covered + cv
+    return N, S, q, scored, covered
 
 
 @kernel
@@ -568,4 +693,5 @@ def _dfop_predict_one(x, w):
 
 # These kernels call the guards', the prior's, linalg's and the passes over P:
 # recompile them when those change (see _jit).
-recompile_with(globals(), _guards_module, _prior_module, _linalg_module, _pass_module)
+recompile_with(globals(), _guards_module, _prior_module, _linalg_module, _pass_module,
+               _interval_core_module)

@@ -36,6 +36,7 @@ from .dfop import (
     OK,
     _counters,
     _dfop_learn_one,
+    _has_nan,
     _packed_views,
     _reads,
     _scratch_views,
@@ -46,6 +47,7 @@ from .interval import (
     INTERVAL_SUM,
     INTERVAL_WEIGHT,
     _float32_arithmetic,
+    _learn_one_interval,
     ib_views,
     interval_band,
     interval_learn,
@@ -204,6 +206,23 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     if k > 0:
         I[INTERVAL_IMPUTED] += 1.0
     return IMPUTED
+
+
+@kernel
+def dfop_learn_one_band_impute(x, y, PW, B, IB, MW, xs):
+    """learn_one of ``missing="impute"``: (lower, yhat, upper, refused).
+
+    A row with a NaN in x or y goes through :func:`dfop_impute_learn_one`, a
+    complete one through DFOP's learn_one with its interval
+    (``interval.dfop_learn_one_interval``): a complete row costs a NaN scan of
+    x. ``refused`` is 1.0 when the row was refused (state untouched), else 0.0.
+    """
+    if _has_nan(x, y):
+        refused = dfop_impute_learn_one(x, y, PW, B, IB, MW, xs) == IMPUTE_REFUSED
+    else:
+        refused = _learn_one_interval(x, y, PW, B, IB) != OK
+    band = ib_views(IB)[2]
+    return band[0], band[1], band[2], 1.0 if refused else 0.0
 
 
 recompile_with(globals(), _dfop_module, _interval_module, _linalg_module)

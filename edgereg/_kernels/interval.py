@@ -34,8 +34,6 @@ finite leaves ``I`` untouched and the kernels say so with a status.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._jit import inline_kernel, kernel, recompile_with
@@ -53,113 +51,35 @@ from .dfop import (
     _reads,
     _scratch_views,
     _step_from,
+    _step_read,
 )
 from .dtype import scratch_of
+from .interval_core import (  # noqa: F401  (re-exported: the models import them from here)
+    IB_SIZE,
+    IHYPER_COVERAGE,
+    IHYPER_ETA,
+    IHYPER_NOISE_MU,
+    INTERVAL_COVERED,
+    INTERVAL_IMPUTED,
+    INTERVAL_OK,
+    INTERVAL_Q,
+    INTERVAL_REFUSED,
+    INTERVAL_SCORED,
+    INTERVAL_SUM,
+    INTERVAL_WEIGHT,
+    N_IHYPER,
+    N_INTERVAL,
+    _half,
+    _noise_lam,
+    _scale,
+    _track,
+    ib_views,
+    interval_band,
+    interval_learn,
+    leverage_factor,
+)
 from .linalg import symv as _symv
 from .prior import _max_variance
-
-INTERVAL_WEIGHT = 0
-INTERVAL_SUM = 1
-INTERVAL_SCORED = 2
-INTERVAL_Q = 3
-INTERVAL_COVERED = 4
-INTERVAL_IMPUTED = 5
-N_INTERVAL = 6
-IHYPER_ETA, IHYPER_NOISE_MU, IHYPER_COVERAGE = 0, 1, 2
-N_IHYPER = 3
-#: learn_one's one block IB: I, then ihyper, then the band it writes (lower,
-#: prediction, upper), so that its kernel takes 5 arguments.
-IB_SIZE = N_INTERVAL + N_IHYPER + 3
-#: Status of the bookkeeping: learnt, or refused (I unchanged).
-INTERVAL_OK, INTERVAL_REFUSED = 0, 1
-
-
-@inline_kernel
-def ib_views(IB):
-    """I, ihyper and the band: views of learn_one's block IB."""
-    a = N_INTERVAL
-    b = a + N_IHYPER
-    return IB[:a], IB[a:b], IB[b : b + 3]
-
-
-@inline_kernel
-def leverage_factor(xPx, mu):
-    """v = (lambda + x^T P x) / lambda, lambda = 1 - mu: the innovation's variance in sigma^2."""
-    lam = 1.0 - mu
-    return (lam + xPx) / lam
-
-
-@inline_kernel
-def _scale(v, N, S):
-    """sqrt(sigma^2 v), sigma^2 = S / N (inf before the first residual, N = 0)."""
-    if not N > 0.0:
-        return np.inf
-    return math.sqrt(S / N * v)
-
-
-@inline_kernel
-def _half(q, scale):
-    """The half-width q sqrt(sigma^2 v) (0 when q <= 0)."""
-    return q * scale if q > 0.0 else 0.0
-
-
-@inline_kernel
-def interval_band(yhat, v, I, band):
-    """band = (lower, yhat, upper) from the prediction and its leverage factor v."""
-    half = _half(I[INTERVAL_Q], _scale(v, I[INTERVAL_WEIGHT], I[INTERVAL_SUM]))
-    band[0] = yhat - half
-    band[1] = yhat
-    band[2] = yhat + half
-
-
-@inline_kernel
-def _track(y, yhat, scale, v, lam, N, S, q, eta, alpha):
-    """One sample's bookkeeping from scalars: returns (N, S, q, scored, covered), or
-    ``scored = -1`` when refused (e^2 / v or the new sum not finite: nothing changes).
-
-    The interval (of half-width q scale) is scored when one was made (N > 0):
-    miss = abs(e) > q scale, q <- q + eta (miss - alpha); then N <- lam N + 1,
-    S <- lam S + e^2 / v."""
-    e = y - yhat
-    z2 = e * e / v
-    total = lam * S + z2
-    if not (np.isfinite(z2) and z2 >= 0.0 and np.isfinite(total)):
-        return N, S, q, -1.0, 0.0
-    scored = 0.0
-    covered = 0.0
-    if N > 0.0:
-        scored = 1.0
-        if abs(e) > q * scale:
-            q = q + eta * (1.0 - alpha)
-        else:
-            q = q + eta * (0.0 - alpha)
-            covered = 1.0
-    return lam * N + 1.0, total, q, scored, covered
-
-
-@inline_kernel
-def _noise_lam(mu, ihyper):
-    nmu = ihyper[IHYPER_NOISE_MU]
-    return 1.0 - (nmu if nmu >= 0.0 else mu)
-
-
-@inline_kernel
-def interval_learn(y, yhat, v, mu, I, ihyper):
-    """Score the interval made for (yhat, v), then learn y's residual; returns the status
-    (refused, ``I`` untouched: e^2 / v or the new weighted sum not finite)."""
-    N = I[INTERVAL_WEIGHT]
-    S = I[INTERVAL_SUM]
-    N, S, q, scored, covered = _track(
-        y, yhat, _scale(v, N, S), v, _noise_lam(mu, ihyper), N, S, I[INTERVAL_Q],
-        ihyper[IHYPER_ETA], 1.0 - ihyper[IHYPER_COVERAGE])
-    if scored < 0.0:
-        return INTERVAL_REFUSED
-    I[INTERVAL_WEIGHT] = N
-    I[INTERVAL_SUM] = S
-    I[INTERVAL_Q] = q
-    I[INTERVAL_SCORED] += scored
-    I[INTERVAL_COVERED] += covered
-    return INTERVAL_OK
 
 
 @kernel
@@ -260,13 +180,15 @@ def interval_bands_outputs(pred, IBS, out):
 
 @inline_kernel
 def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
-    """learn_one's step (``dfop._dfop_learn_one``'s, from the same P x) with its interval."""
+    """learn_one's step (``dfop._dfop_learn_one``'s, from the same P x) with its interval:
+    the step's own reads (w^T x, x^T P x) make the interval, then the step goes on
+    from them (``dfop._step_read``), one pass over P and x as without intervals."""
     pmin = _symv(P, x, Px)
-    yhat, xPx, _, _ = _reads(x, w, Px)
+    yhat, xPx, big, wbig = _reads(x, w, Px)
     v = leverage_factor(xPx, mu)
     interval_band(yhat, v, I, band)
     lam = 1.0 - mu
-    yhat, status = _step_from(x, y, lam, w, P, Px, cap, p0, pmin)
+    yhat, status = _step_read(x, y, lam, w, P, Px, cap, p0, pmin, yhat, xPx, big, wbig)
     if status == _STEP_CAREFULLY:
         _symv(P, x, Px64)
         yhat, status = _step_from(x, y, lam, w, P, Px64, cap, p0, pmin)
@@ -279,14 +201,9 @@ def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
     return status
 
 
-@kernel
-def dfop_learn_one_interval(x, y, PW, B, IB):
-    """DFOP's learn_one with the interval made before learning into IB's band
-    (lower, yhat, upper).
-
-    The blocks of ``dfop._dfop_learn_one_packed``, plus ``IB`` (``ib_views``).
-    Returns DFOP's status (the interval of a refused sample is NaN, I untouched).
-    """
+@inline_kernel
+def _learn_one_interval(x, y, PW, B, IB):
+    """``dfop_learn_one_interval``'s body: DFOP's status, the band in IB's."""
     I, ihyper, band = ib_views(IB)
     d = x.shape[0]
     work, L, hyper, codes = _packed_views(B, d)
@@ -301,6 +218,28 @@ def dfop_learn_one_interval(x, y, PW, B, IB):
         return _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band)
     Px, _, vv = _scratch_views(work, d)
     return _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band)
+
+
+@kernel
+def dfop_learn_one_interval(x, y, PW, B, IB):
+    """DFOP's learn_one with the interval made before learning into IB's band
+    (lower, yhat, upper).
+
+    The blocks of ``dfop._dfop_learn_one_packed``, plus ``IB`` (``ib_views``).
+    Returns DFOP's status (the interval of a refused sample is NaN, I untouched).
+    """
+    return _learn_one_interval(x, y, PW, B, IB)
+
+
+@kernel
+def dfop_learn_one_band(x, y, PW, B, IB):
+    """``dfop_learn_one_interval`` that returns the band (lower, yhat, upper) itself,
+    for DFOP's learn_one (3 floats from the call cost less than 3 reads of IB from
+    Python). The lower bound is NaN exactly when the sample is refused: a sample
+    learnt has a finite prediction and a half-width q sqrt(sigma^2 v) in [0, inf]."""
+    _learn_one_interval(x, y, PW, B, IB)
+    band = ib_views(IB)[2]
+    return band[0], band[1], band[2]
 
 
 @kernel

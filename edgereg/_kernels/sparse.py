@@ -20,7 +20,7 @@ from . import hashing as _hashing_kernels
 from .bank import _bank_learn_many, _bank_learn_one, _bank_predict_one
 from .dfop import (
     _dfop_learn_many,
-    _dfop_learn_many_leverage,
+    _dfop_learn_many_interval,
     _dfop_learn_one,
     _dfop_predict_one,
 )
@@ -264,46 +264,48 @@ def _sparse_learn_many_csr(csr, Y, MU, out, projection, PW, L, work, hyper, code
 
 
 # The prediction intervals' variants (``_kernels/interval.py``): the same
-# chunks learnt by DFOP's block kernel that also records lev[t] = psi_t^T P psi_t
-# (NaN for a row refused), which the intervals' paired pass reads.
+# chunks learnt by DFOP's block kernel with the intervals in its row loop
+# (bands[t] = the interval before learning row t; IB's bookkeeping learnt).
 @inline_kernel
-def _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper, codes):
+def _learn_chunk_interval(psi_block, m, start, Y, MU, out, bands, PW, L, work, hyper, codes,
+                          IB):
     mu = MU[start : start + m] if MU.shape[0] > 1 else MU
-    bad = _dfop_learn_many_leverage(psi_block[:m], Y[start : start + m], mu,
-                                    out[start : start + m], lev[start : start + m],
-                                    PW, L, work, hyper, codes)
+    bad = _dfop_learn_many_interval(psi_block[:m], Y[start : start + m], mu,
+                                    out[start : start + m], bands[start : start + m],
+                                    PW, L, work, hyper, codes, IB)
     return bad if bad < 0 else start + bad
 
 
 @kernel
-def _sparse_learn_many_leverage_dense(X, Y, MU, out, lev, projection, PW, L, work, hyper,
-                                      codes):
-    """``_sparse_learn_many_dense`` recording each row's psi^T P psi in lev."""
+def _sparse_learn_many_interval_dense(X, Y, MU, out, bands, projection, PW, L, work, hyper,
+                                      codes, IB):
+    """``_sparse_learn_many_dense`` with the intervals: bands[t] (lower, prediction,
+    upper) before learning row t, IB the interval's block (``interval_core.ib_views``)."""
     psi_block = projection[4]
     n = X.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
         _project_rows_dense(X, start, m, projection)
-        bad = _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper,
-                                    codes)
+        bad = _learn_chunk_interval(psi_block, m, start, Y, MU, out, bands, PW, L, work, hyper,
+                                    codes, IB)
         if bad >= 0:
             return bad
     return -1
 
 
 @kernel
-def _sparse_learn_many_leverage_csr(csr, Y, MU, out, lev, projection, PW, L, work, hyper,
-                                    codes):
-    """``_sparse_learn_many_csr`` recording each row's psi^T P psi in lev."""
+def _sparse_learn_many_interval_csr(csr, Y, MU, out, bands, projection, PW, L, work, hyper,
+                                    codes, IB):
+    """``_sparse_learn_many_csr`` with the intervals (``_sparse_learn_many_interval_dense``)."""
     psi_block = projection[4]
     n = Y.shape[0]
     chunk = psi_block.shape[0]
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
         _project_rows_csr(csr, start, m, projection)
-        bad = _learn_chunk_leverage(psi_block, m, start, Y, MU, out, lev, PW, L, work, hyper,
-                                    codes)
+        bad = _learn_chunk_interval(psi_block, m, start, Y, MU, out, bands, PW, L, work, hyper,
+                                    codes, IB)
         if bad >= 0:
             return bad
     return -1
