@@ -98,3 +98,24 @@ def test_inf_stays_invalid_and_reject_is_the_default():
         DFOP(3, missing="mean")
     with pytest.raises(ValueError, match="regression"):
         DFOP(3, task="classification", missing="impute")
+
+
+def test_refused_rows_give_the_same_band_one_by_one_and_in_a_block():
+    """Rows with inf (with and without a NaN beside it, +inf and -inf together, an inf
+    target) are refused alike by learn_one and learn_many under on_invalid="skip":
+    NaN bounds around the same prediction, the same counts, the same state."""
+    _, Xm, y = _stream(200, 4, seed=5)
+    y = y.copy()
+    Xm[40] = [np.inf, -np.inf, 1.0, 0.5]  # sums to NaN: no NaN in it, refused
+    Xm[41] = [np.nan, np.inf, 1.0, 0.5]  # a NaN and an inf: refused
+    Xm[42, 0] = np.inf
+    y[43] = np.inf
+    kw = {"missing": "impute", "coverage": 0.9, "on_invalid": "skip"}
+    a, b = DFOP(4, 0.02, **kw), DFOP(4, 0.02, **kw)
+    loop = np.array([a.learn_one(Xm[t], y[t], interval=True) for t in range(len(y))])
+    block = b.learn_many(Xm, y, interval=True)
+    np.testing.assert_array_equal(loop, block)
+    assert np.isnan(block[40:44, [0, 2]]).all() and np.isfinite(block[44]).all()
+    assert a.n_skipped_ == b.n_skipped_ == 4
+    for (k, u), v in zip(a.state._asdict().items(), b.state, strict=True):
+        np.testing.assert_array_equal(u, v, err_msg=k)

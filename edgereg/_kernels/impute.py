@@ -155,7 +155,9 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     innovation's variance factor v + 1 / omega - 1; learns (sqrt(omega) x^,
     sqrt(omega) y) with DFOP's step (``dfop._dfop_learn_one``) and the
     noise bookkeeping with the unscaled residual; counts the row in
-    I[INTERVAL_IMPUTED]. Returns IMPUTED, IMPUTE_REFUSED (nothing written) or
+    I[INTERVAL_IMPUTED]. A row refused gets NaN bounds (and a NaN prediction
+    when x holds an inf), as DFOP's refused rows. Returns IMPUTED,
+    IMPUTE_REFUSED (nothing written but the band) or
     PREDICT_ONLY (every input missing: NaN band; or y NaN: nothing learnt).
     """
     I, ihyper, band = ib_views(IB)
@@ -166,7 +168,10 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     S = I[INTERVAL_SUM]
     k, quad = _complete(x, P, w, MW, xs, N, S)
     work, L, hyper, codes = _packed_views(B, d)
-    if quad < 0.0:
+    if quad < 0.0:  # an inf beside the NaNs: no prediction
+        band[0] = np.nan
+        band[1] = np.nan
+        band[2] = np.nan
         return _refused(L, codes)
     if k == d:
         band[0] = np.nan
@@ -194,12 +199,16 @@ def dfop_impute_learn_one(x, y, PW, B, IB, MW, xs):
     if y != y:
         return PREDICT_ONLY
     if not (np.isfinite(y) and np.isfinite(yhat)):
+        band[0] = np.nan
+        band[2] = np.nan
         return _refused(L, codes)
     s = math.sqrt(omega)
     for j in range(d):
         xs[j] = xs[j] * s
     _, status = _dfop_learn_one(xs, y * s, PW, L, work, hyper, codes)
     if status != OK:
+        band[0] = np.nan
+        band[2] = np.nan
         return IMPUTE_REFUSED
     if np.isfinite(v):
         interval_learn(y, yhat, v, mu, I, ihyper)
