@@ -297,6 +297,12 @@ def _target_columns(spec: str, header: list[str] | None, width: int) -> list[int
     return columns
 
 
+def _nan_row(n_targets: int, interval: float | None) -> str:
+    """The output line of a row skipped: NaN for each output column (three a target
+    with intervals: lower, prediction, upper)."""
+    return ",".join(["nan"] * ((3 if interval else 1) * max(n_targets, 1))) + "\n"
+
+
 def _make_model(cls: Any, model_name: str, n_features: int, n_targets: int,
                 params: dict[str, Any]) -> Any:
     if n_targets > 1 and model_name not in MULTI_OUTPUT:
@@ -332,7 +338,8 @@ def run_stream(
     not parse as numbers is a header; ``skip_header`` (``--header``) says so
     explicitly. ``interval`` (``--interval C``): the model calibrates
     intervals of coverage C and each row's output is lower, prediction,
-    upper. An empty input field is a missing value (learnt with
+    upper (for each target in turn with a multi-output model: MORES). An
+    empty input field is a missing value (learnt with
     ``--param missing=impute``, else the row is skipped).
     A row with fewer columns than the first (a line cut short by
     a power loss) is skipped like a row with a bad value; with ``strict``
@@ -423,7 +430,7 @@ def run_stream(
                 counts["skipped"] += 1
                 err.write(f"line {lineno}: skipped ({len(cells)} columns, the stream started "
                           f"with {width}: a cut row)\n")
-                out.write(",".join(["nan"] * (3 if interval else max(len(columns), 1))) + "\n")
+                out.write(_nan_row(len(columns), interval))
                 out.flush()
                 continue
             elif len(cells) != width:
@@ -463,15 +470,16 @@ def run_stream(
                     if not np.all(np.isfinite(y)):
                         raise ValueError("non-finite target")
                     switches = getattr(model, "n_switches_", 0)
-                    yhat = (model.learn_one(x, float(y[0]), interval=True) if interval
-                            else model.learn_one(x, y if multi else float(y[0])))
+                    yhat = model.learn_one(x, y if multi else float(y[0]),
+                                           interval=True) if interval \
+                        else model.learn_one(x, y if multi else float(y[0]))
                     counts["learnt"] += 1
                     if getattr(model, "n_switches_", 0) > switches:
                         err.write(_switch_line(model, lineno))
             except (ValueError, TypeError) as exc:
                 counts["skipped"] += 1
                 err.write(f"line {lineno}: skipped ({exc})\n")
-                out.write(",".join(["nan"] * (3 if interval else max(len(columns), 1))) + "\n")
+                out.write(_nan_row(len(columns), interval))
                 out.flush()
                 continue
             values = np.asarray(yhat, dtype=np.float64).reshape(-1)
@@ -547,8 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
     p.add_argument("--delimiter", default=",")
     p.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
-                   help="calibrated intervals of this coverage (dfop, rls): output columns "
-                        "lower,prediction,upper")
+                   help="calibrated intervals of this coverage (dfop, rls, sparse-dfop, "
+                        "mores): output columns lower,prediction,upper (mores: for each "
+                        "target in turn)")
     p.add_argument("--header", action="store_true",
                    help="the first line names the columns (detected anyway when it does "
                         "not parse as numbers)")

@@ -293,3 +293,38 @@ def test_stream_interval_writes_lower_prediction_upper_and_empty_fields_are_miss
     out2, err2 = io.StringIO(), io.StringIO()
     counts = run_stream("dfop", {}, io.StringIO(text), out2, err2)  # without impute: skipped
     assert counts["skipped"] == 1 and "missing input" in err2.getvalue()
+
+
+def test_stream_interval_for_sparse_dfop_and_mores_per_target():
+    """--interval with SparseDFOP (one target) and MORES (lower, prediction, upper for
+    each target in turn), as the models' own learn_one(..., interval=True) gives them;
+    a skipped row writes NaN in every column."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 3))
+    Y = X @ rng.normal(size=(3, 2)) + 0.1 * rng.normal(size=(50, 2))
+    Xs = X.copy()
+    Xs[20, 1] = np.inf  # an inf input: skipped
+    text = "\n".join(",".join(repr(float(v)) for v in r) for r in np.hstack([Xs, Y])) + "\n"
+
+    out, err = io.StringIO(), io.StringIO()
+    counts = run_stream("mores", {}, io.StringIO(text), out, err, target="3,4", interval=0.9)
+    assert counts == {"learnt": 49, "predicted": 0, "skipped": 1}
+    got = np.array([[float(v) for v in line.split(",")] for line in out.getvalue().split()])
+    assert got.shape == (50, 6) and np.isnan(got[20]).all()
+    model = edgereg.MORES(3, 2, coverage=0.9)
+    expected = [model.learn_one(X[t], Y[t], interval=True).reshape(-1)
+                for t in range(50) if t != 20]
+    np.testing.assert_allclose(np.delete(got, 20, axis=0)[1:], np.array(expected)[1:],
+                               rtol=1e-9)  # printed with 10 digits
+
+    Xd = np.hstack([X, Y[:, :1]])
+    text = "\n".join(",".join(repr(float(v)) for v in r) for r in np.hstack([Xd, Y[:, 1:]])) + "\n"
+    out, err = io.StringIO(), io.StringIO()
+    counts = run_stream("sparse-dfop", {"n_components": 3}, io.StringIO(text), out, err,
+                        interval=0.9)
+    assert counts["learnt"] == 50
+    got = np.array([[float(v) for v in line.split(",")] for line in out.getvalue().split()])
+    model = edgereg.SparseDFOP(4, n_components=3, coverage=0.9)
+    expected = model.learn_many(Xd, Y[:, 1], interval=True)
+    np.testing.assert_allclose(got[1:], expected[1:], rtol=1e-9)
+    assert got.shape == (50, 3)
