@@ -455,7 +455,21 @@ class _MultiTarget(_Adapter, base.MultiTargetRegressor):
             self.targets_ = targets
         self.model_.learn_one(self._row(x), self._target(y))
 
-    def predict_one(self, x: dict) -> dict:
+    def predict_one(self, x: dict, with_interval: bool = False) -> dict:
+        """The prediction of each output; with ``with_interval``, each output's
+        ``conf.Interval(lower, upper)`` of the model's calibrated interval (an adapter
+        built with ``coverage``: MORES), as the single-output adapters give one."""
+        if with_interval:
+            from river.conf.interval import Interval
+
+            if getattr(self, "coverage", None) is None:
+                raise ValueError(f"{type(self).__name__} was built without intervals: "
+                                 f"construct it with coverage=0.9 (for example)")
+            if self.model_ is None:
+                return {}
+            bands = self.model_.predict_interval(self._row(x))
+            return {k: Interval(lower=float(b[0]), upper=float(b[2]))
+                    for k, b in zip(self.targets_, bands, strict=True)}
         if self.model_ is None:
             return {}
         out = self.model_.predict_one(self._row(x))

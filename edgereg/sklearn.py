@@ -302,6 +302,12 @@ class _MultiOutputRegressor(MultiOutputMixin, _Regressor):
         self.model_.learn_many(X, self._targets(y))
         return self
 
+    def predict_interval(self, X: Any) -> np.ndarray:
+        """Each output's calibrated interval (an estimator built with ``coverage``:
+        MORES): shape (n, n_outputs, 3), lower, prediction, upper; (n, 3) for a 1-D y."""
+        bands = super().predict_interval(X)
+        return bands[:, 0] if self._y_ndim == 1 else bands
+
     @property
     def n_outputs_(self) -> int:
         """Number of outputs learnt (1 for a 1-D y)."""

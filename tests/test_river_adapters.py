@@ -209,3 +209,40 @@ def test_memory_usage_counts_the_model_not_the_compiled_kernels():
     size = adapter._raw_memory_usage
     assert size >= adapter.model_.nbytes()
     assert size < adapter.model_.nbytes() + 200_000  # no compiler state counted
+
+
+def test_with_interval_for_dfop_sparse_dfop_and_mores():
+    from river.conf.interval import Interval
+
+    rng = np.random.default_rng(4)
+    dfop = R.DFOPRegressor(forgetting=0.02, coverage=0.9)
+    sparse = R.SparseDFOPRegressor(n_components=2, coverage=0.9)
+    mores = R.MORESRegressor(coverage=0.9)
+    assert mores.predict_one({"a": 1.0}, with_interval=True) == {}
+    natives = (edgereg.DFOP(2, 0.02, coverage=0.9),
+               edgereg.SparseDFOP(2, n_components=2, coverage=0.9),
+               edgereg.MORES(2, 2, coverage=0.9))
+    for _ in range(200):
+        x = rng.normal(size=2)
+        y = {"u": x[0] + x[1] + 0.1 * rng.normal(), "v": x[0] - x[1]}
+        xd = {"a": x[0], "b": x[1]}
+        dfop.learn_one(xd, y["u"])
+        sparse.learn_one(xd, y["u"])
+        mores.learn_one(xd, y)
+        natives[0].learn_one(x, y["u"])
+        natives[1].learn_one(x, y["u"])
+        natives[2].learn_one(x, np.array([y["u"], y["v"]]))
+    x = np.array([0.5, -1.0])
+    xd = {"a": 0.5, "b": -1.0}
+    for adapter, native in zip((dfop, sparse), natives, strict=False):
+        got = adapter.predict_one(xd, with_interval=True)
+        lower, _, upper = native.predict_interval(x)
+        assert isinstance(got, Interval) and (got.lower, got.upper) == (lower, upper)
+    got = mores.predict_one(xd, with_interval=True)
+    bands = natives[2].predict_interval(x)
+    assert set(got) == {"u", "v"}
+    for k, band in zip(("u", "v"), bands, strict=True):
+        assert isinstance(got[k], Interval)
+        assert (got[k].lower, got[k].upper) == (band[0], band[2]) and band[0] < band[2]
+    with pytest.raises(ValueError, match="without intervals"):
+        R.MORESRegressor().predict_one(xd, with_interval=True)

@@ -200,3 +200,34 @@ def test_importing_edgereg_imports_neither_sklearn_nor_river():
         "[m for m in sys.modules if m.split('.')[0] in ('sklearn', 'river')]"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_predict_interval_is_the_models_for_dfop_sparse_dfop_and_mores():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    Y = X @ rng.normal(size=(4, 2)) + 0.1 * rng.normal(size=(300, 2))
+    for est, native in [
+        (S.DFOPRegressor(forgetting=0.02, coverage=0.9), edgereg.DFOP(4, 0.02, coverage=0.9)),
+        (S.SparseDFOPRegressor(n_components=3, coverage=0.8),
+         edgereg.SparseDFOP(4, n_components=3, coverage=0.8)),
+    ]:
+        est.fit(X[:200], Y[:200, 0])
+        native.learn_many(X[:200], Y[:200, 0])
+        bands = est.predict_interval(X[200:])
+        assert bands.shape == (100, 3)
+        np.testing.assert_array_equal(bands, native.predict_interval_many(X[200:]))
+        np.testing.assert_array_equal(bands[:, 1], est.predict(X[200:]))
+    sparse = S.SparseDFOPRegressor(n_components=3, coverage=0.8).fit(sp.csr_matrix(X), Y[:, 0])
+    np.testing.assert_array_equal(sparse.predict_interval(sp.csr_matrix(X[:5])),
+                                  sparse.predict_interval(X[:5]))
+    est = S.MORESRegressor(coverage=0.9).fit(X[:200], Y[:200])
+    native = edgereg.MORES(4, 2, coverage=0.9)
+    native.learn_many(X[:200], Y[:200])
+    bands = est.predict_interval(X[200:])
+    assert bands.shape == (100, 2, 3)
+    np.testing.assert_array_equal(bands, native.predict_interval_many(X[200:]))
+    one = S.MORESRegressor(coverage=0.9).fit(X[:200], Y[:200, 0])  # a 1-D y: (n, 3)
+    assert one.predict_interval(X[200:]).shape == (100, 3)
+    np.testing.assert_array_equal(one.predict_interval(X[200:])[:, 1], one.predict(X[200:]))
+    with pytest.raises(ValueError, match="without intervals"):
+        S.MORESRegressor().fit(X[:50], Y[:50]).predict_interval(X[:2])
