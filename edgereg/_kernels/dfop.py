@@ -360,8 +360,10 @@ def _dfop_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     d = X.shape[1]
     P = PW[:d]
     Px64 = _scratch_views(work, d)[2]  # float32's careful steps (beyond its float32 views)
-    none = work[:0]  # no interval: empty bands and bookkeeping (views, no allocation)
-    bands = none.reshape((0, 3))
+    # No interval: empty bands and bookkeeping, views (no allocation; no reshape,
+    # whose runtime helper a C export does not link).
+    none = work[:0]
+    bands = PW[:0]
     if _float32_arithmetic(d, P, codes):
         return _learn_many_in(X, Y, MU, out, bands, PW, L, scratch_of(work, P), Px64, hyper,
                               codes, none, False)
