@@ -54,25 +54,6 @@ def model_cases(include_fleet: bool = True) -> list[tuple[str, type[OnlineModel]
     return cases
 
 
-#: The one float32 parameter set the fast tier keeps (DFOP, the model a device
-#: runs first); every other float32 set of the contract and allocation suites
-#: is in the slow tier: compiling each model's kernels a second time, for
-#: float32, was about 40% of a cold fast-tier run.
-FAST_FLOAT32 = "DFOP-2"
-
-
-def contract_params(cases: list[tuple[str, type[OnlineModel], dict[str, Any]]]) -> list[Any]:
-    """``cases`` as pytest parameters, each float32 set but FAST_FLOAT32 marked slow."""
-    import pytest
-
-    out = []
-    for case in cases:
-        name, _, params = case
-        deep = str(params.get("dtype", "float64")) == "float32" and name != FAST_FLOAT32
-        out.append(pytest.param(case, id=name, marks=[pytest.mark.slow] if deep else []))
-    return out
-
-
 def make_stream(model: OnlineModel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """A stream (X, Y) the model can learn; Y is None for novelty detection."""
     rng = np.random.default_rng(seed)

@@ -10,15 +10,7 @@ path (learn_many, predict_many, learn_one, predict_one).
 from __future__ import annotations
 
 import pytest
-from contract_data import (
-    contract_params,
-    learn_many,
-    learn_one,
-    make_stream,
-    model_cases,
-    predict_many,
-    row,
-)
+from contract_data import learn_many, learn_one, make_stream, model_cases, predict_many, row
 from numba.core.runtime import _nrt_python, rtsys
 
 CASES = model_cases()
@@ -38,9 +30,8 @@ def _allocs(fn):
     return after.alloc - before.alloc, after.free - before.free
 
 
-@pytest.mark.parametrize("case", contract_params(CASES))
-def test_block_paths_allocate_nothing_per_step(case):
-    _, cls, params = case
+@pytest.mark.parametrize(("name", "cls", "params"), CASES, ids=[c[0] for c in CASES])
+def test_block_paths_allocate_nothing_per_step(name, cls, params):
     model = cls(**params)
     X, Y = make_stream(model, 10_000, seed=1)
     learn_many(model, X[:10], None if Y is None else Y[:10])  # compile
@@ -58,9 +49,8 @@ def test_block_paths_allocate_nothing_per_step(case):
     assert small == large and large[0] == large[1], (small, large)
 
 
-@pytest.mark.parametrize("case", contract_params(CASES))
-def test_one_sample_paths_allocate_a_constant_per_call(case):
-    _, cls, params = case
+@pytest.mark.parametrize(("name", "cls", "params"), CASES, ids=[c[0] for c in CASES])
+def test_one_sample_paths_allocate_a_constant_per_call(name, cls, params):
     model = cls(**params)
     X, Y = make_stream(model, 300, seed=2)
     learn_one(model, X[0], row(Y, 0))

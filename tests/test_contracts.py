@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from contract_data import (
     assert_same_state,
-    contract_params,
     learn_many,
     learn_one,
     make_stream,
@@ -28,9 +27,10 @@ from contract_data import (
 from edgereg import Fleet, StateFileError, load
 
 CASES = model_cases()
+IDS = [c[0] for c in CASES]
 
 
-@pytest.fixture(params=contract_params(CASES))
+@pytest.fixture(params=CASES, ids=IDS)
 def case(request):
     _, cls, params = request.param
     return cls, params
