@@ -102,7 +102,7 @@ CODE_SPAN = 6
 N_CODES = 7
 # CODE_DETECT: which switch test runs.
 NO_TEST = 0
-SPEC_TEST = 1  # SPEC.md's C_t > K_t against the demo classifier
+SPEC_TEST = 1  # the paper's C_t > K_t against the demo classifier (docs/algorithms/selective.md)
 EPROCESS_TEST = 2  # the e-process of _kernels/eprocess.py on the labels used
 COMPARE_TEST = 3  # the comparison test of _kernels/compare.py (a candidate against w)
 
