@@ -286,6 +286,7 @@ def test_wrong_shape_and_dtype_are_explained(case):
     assert_same_state(before, state_arrays(model))
 
 
+@pytest.mark.slow  # compiles every model's float32 kernels (tests/conftest.py)
 def test_float32_tracks_float64(case):
     cls, params = case
     if params.get("dtype") == "float32":
