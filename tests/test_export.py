@@ -74,6 +74,29 @@ def test_the_symbol_check_refuses_allocation_python_and_global_state(tmp_path, c
         check((tmp_path / "a.o").read_bytes(), ["g", "f"] if "g(" in code else ["h"])
 
 
+@pytest.mark.parametrize("triple, cpu, abi, refused", [
+    ("riscv32-unknown-none-elf", "sifive-e76", "ilp32f", None),
+    ("riscv32-unknown-none-elf", "sifive-e31", "ilp32", None),
+    ("riscv32-unknown-none-elf", "sifive-e31", "ilp32f", "no float FPU"),  # no F extension
+    ("riscv32-unknown-none-elf", "sifive-e76", "ilp32d", "no double FPU"),
+    ("riscv32-unknown-none-elf", "sifive-e76", "lp64f", "not a RISC-V ABI"),
+    ("thumbv7em-unknown-none-eabihf", "cortex-m4", "ilp32f", "only used for RISC-V"),
+])
+def test_an_abi_the_cpu_cannot_honour_is_refused(triple, cpu, abi, refused):
+    """LLVM would ignore it with a warning yet write it in the ELF flags."""
+    from edgereg.export.llvm import abi_problem
+
+    problem = abi_problem(triple, cpu, "", abi)
+    assert problem is None if refused is None else refused in problem
+
+
+def test_export_refuses_a_hard_float_abi_without_an_fpu(tmp_path):
+    with pytest.raises(ExportError, match="no float FPU"):
+        edgereg.export.export(edgereg.DFOP(3), target="riscv32-unknown-none-elf",
+                              cpu="sifive-e31", abi="ilp32f", out=str(tmp_path))
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
 def test_the_cli_refuses_an_unsupported_model(capsys):
     from edgereg.cli import main
 
