@@ -588,6 +588,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a class name (DFOP, RLS) or a saved model file")
     p.add_argument("--target", default=None, help="LLVM triple (default: this machine)")
     p.add_argument("--cpu", default="", help="LLVM cpu, e.g. cortex-m4 (default: generic)")
+    p.add_argument("--abi", default="",
+                   help="calling convention where a target has several, e.g. ilp32f for a "
+                        "RISC-V FPU (must match the C compiler's -mabi; default: LLVM's)")
     p.add_argument("--dtype", default=None, choices=["float32", "float64"])
     p.add_argument("--features", type=int, default=None, help="input dimension d")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
@@ -636,7 +639,7 @@ def run_export(args: argparse.Namespace) -> int:
 
         model = load(model)
     try:
-        info = export(model, target=args.target, cpu=args.cpu, dtype=args.dtype,
+        info = export(model, target=args.target, cpu=args.cpu, abi=args.abi, dtype=args.dtype,
                       features=args.features, out=args.out, name=args.name, size=args.size,
                       **_parse_params(args.param))
     except (ExportError, ValueError, TypeError, NotImplementedError) as exc:

@@ -208,6 +208,25 @@ BARE_TARGETS = {
     # No FPU: float32 and float64 both in libgcc's soft float. 16 KB of RAM.
     "cortex-m0plus": ("thumbv6m-unknown-none-eabi", "cortex-m0plus", "arm-none-eabi-gcc",
                       ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"], "microbit"),
+    # qemu's RISC-V `virt` machine, picolibc. sifive-e31 is rv32imac (no FPU,
+    # soft-float ABI ilp32); sifive-e76 is rv32imafc (single-precision FPU,
+    # floats passed in FPU registers: ilp32f). -march/-mabi must match the
+    # object's ELF flags or the link fails.
+    "riscv32-imac": ("riscv32-unknown-none-elf", "sifive-e31", "riscv64-unknown-elf-gcc",
+                 ["-march=rv32imac", "-mabi=ilp32"], "virt"),
+    "riscv32-imafc": ("riscv32-unknown-none-elf", "sifive-e76", "riscv64-unknown-elf-gcc",
+                  ["-march=rv32imafc", "-mabi=ilp32f"], "virt"),
+}
+
+#: The ABI passed to ``edgereg export`` (``abi=``) where a target has several.
+TARGET_ABI = {"riscv32-imac": "ilp32", "riscv32-imafc": "ilp32f"}
+
+#: machine -> (examples folder, linker script, C library specs, qemu).
+_BOARDS = {
+    "mps2-an386": ("cortex-m", "mps2.ld", "nosys.specs", "qemu-system-arm"),
+    "mps2-an500": ("cortex-m", "mps2.ld", "nosys.specs", "qemu-system-arm"),
+    "microbit": ("cortex-m", "microbit.ld", "nosys.specs", "qemu-system-arm"),
+    "virt": ("riscv", "virt.ld", "picolibc.specs", "qemu-system-riscv32"),
 }
 
 
@@ -215,24 +234,37 @@ def tools_of(key: str) -> list[str]:
     if key in LINUX_TARGETS:
         _, _, cc, _, runner = LINUX_TARGETS[key]
         return [cc, *runner[:1]]
-    return [BARE_TARGETS[key][2], "qemu-system-arm"]
+    return [BARE_TARGETS[key][2], _BOARDS[BARE_TARGETS[key][4]][3]]
+
+
+def missing_for(key: str) -> list[str]:
+    """The tools (and C library) a target's run needs that this machine lacks."""
+    missing = missing_tools(tools_of(key))
+    if not missing and key in BARE_TARGETS and _BOARDS[BARE_TARGETS[key][4]][2] != "nosys.specs":
+        cc, specs = BARE_TARGETS[key][2], _BOARDS[BARE_TARGETS[key][4]][2]
+        found = subprocess.run([cc, f"-print-file-name={specs}"], capture_output=True,
+                               text=True).stdout.strip()
+        if not Path(found).is_absolute():  # gcc echoes a name it cannot find
+            missing.append(f"{specs} (picolibc)")
+    return missing
 
 
 def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> tuple[str, dict]:
-    """Firmware for qemu's MPS2 board: the harness, startup.c, mps2.ld; its output
-    and the firmware's sizes (text, data, bss)."""
+    """Firmware for a qemu board (MPS2, micro:bit, RISC-V virt): the harness, the
+    board's startup.c and linker script; its output and the firmware's sizes
+    (text, data, bss)."""
     _, _, cc, flags, machine = BARE_TARGETS[key]
+    folder, script, specs, qemu = _BOARDS[machine]
     (workdir / "harness.c").write_text(source)
     elf = workdir / "harness.elf"
-    cm = EXAMPLES / "cortex-m"
+    here = EXAMPLES / folder
     subprocess.run([cc, "-O2", "-std=c11", "-I", str(workdir), *flags, "-ffunction-sections",
-                    "-fdata-sections", "-nostartfiles", "--specs=nosys.specs",
-                    "-Wl,--gc-sections", "-T",
-                    str(cm / ("microbit.ld" if machine == "microbit" else "mps2.ld")),
-                    "-o", str(elf),
-                    str(cm / "startup.c"), str(workdir / "harness.c"), exported["object"],
+                    "-fdata-sections", "-nostartfiles", f"--specs={specs}",
+                    "-Wl,--gc-sections", "-T", str(here / script), "-o", str(elf),
+                    str(here / "startup.c"), str(workdir / "harness.c"), exported["object"],
                     "-lm"], check=True, capture_output=True, text=True)
-    run = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
+    bios = ["-bios", "none"] if machine == "virt" else []  # start at 0x80000000, no OpenSBI
+    run = subprocess.run([qemu, "-M", machine, *bios, "-nographic", "-monitor", "none",
                           "-serial", "none", "-semihosting-config", "enable=on,target=native",
                           "-kernel", str(elf)], capture_output=True, text=True, timeout=300)
     text = (run.stdout + run.stderr).strip()  # qemu writes semihosting output to stderr
@@ -260,7 +292,8 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
         triple, cpu = (LINUX_TARGETS.get(key) or BARE_TARGETS[key])[:2]
         out = workdir / f"{label}-{key}"
         out.mkdir(parents=True, exist_ok=True)
-        jobs.append(dict(model=model, target=triple, cpu=cpu, out=str(out)))
+        jobs.append(dict(model=model, target=triple, cpu=cpu, abi=TARGET_ABI.get(key, ""),
+                         out=str(out)))
         meta.append((label, factory, key, d, n, task, out))
     todo = [i for i, m in enumerate(meta) if not (reuse and (m[-1] / "info.json").exists())]
     extra = extra or []

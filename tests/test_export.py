@@ -2,9 +2,10 @@
 
 The slow tests export every case in one compiling process (module fixture),
 build a C harness per case with the target's compiler, run it (natively, under
-qemu-user or on qemu's MPS2 Cortex-M boards) and compare its hash of the
-predictions and of the learnt state with the JIT's on the same stream (NaN
-and inf rows under on_invalid="skip", prior refreshes, per-step forgetting).
+qemu-user, on qemu's Cortex-M boards or on its RISC-V `virt` machine) and
+compare its hash of the predictions and of the learnt state with the JIT's on
+the same stream (NaN and inf rows under on_invalid="skip", prior refreshes,
+per-step forgetting).
 A target whose toolchain is missing is skipped with the missing tool named
 (.ci/export.sh installs them).
 """
@@ -74,6 +75,29 @@ def test_the_symbol_check_refuses_allocation_python_and_global_state(tmp_path, c
         check((tmp_path / "a.o").read_bytes(), ["g", "f"] if "g(" in code else ["h"])
 
 
+@pytest.mark.parametrize("triple, cpu, abi, refused", [
+    ("riscv32-unknown-none-elf", "sifive-e76", "ilp32f", None),
+    ("riscv32-unknown-none-elf", "sifive-e31", "ilp32", None),
+    ("riscv32-unknown-none-elf", "sifive-e31", "ilp32f", "no float FPU"),  # no F extension
+    ("riscv32-unknown-none-elf", "sifive-e76", "ilp32d", "no double FPU"),
+    ("riscv32-unknown-none-elf", "sifive-e76", "lp64f", "not a RISC-V ABI"),
+    ("thumbv7em-unknown-none-eabihf", "cortex-m4", "ilp32f", "only used for RISC-V"),
+])
+def test_an_abi_the_cpu_cannot_honour_is_refused(triple, cpu, abi, refused):
+    """LLVM would ignore it with a warning yet write it in the ELF flags."""
+    from edgereg.export.llvm import abi_problem
+
+    problem = abi_problem(triple, cpu, "", abi)
+    assert problem is None if refused is None else refused in problem
+
+
+def test_export_refuses_a_hard_float_abi_without_an_fpu(tmp_path):
+    with pytest.raises(ExportError, match="no float FPU"):
+        edgereg.export.export(edgereg.DFOP(3), target="riscv32-unknown-none-elf",
+                              cpu="sifive-e31", abi="ilp32f", out=str(tmp_path))
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
 def test_the_cli_refuses_an_unsupported_model(capsys):
     from edgereg.cli import main
 
@@ -100,12 +124,14 @@ _TARGET_MODELS = {
     "cortex-m4f": ["float64", "float32"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
+    "riscv32-imac": ["float64", "float32"],
+    "riscv32-imafc": ["float64", "float32", "float32-classification"],
 }
 CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
 
 
 def _available(target):
-    return not S.missing_tools(S.tools_of(target))
+    return not S.missing_for(target)
 
 
 #: One export compiles for minutes on a loaded 2-core machine: the bit-identity
@@ -114,12 +140,18 @@ _ASKED = os.environ.get("EDGEREG_EXPORT_TESTS") == "1"
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(request, tmp_path_factory):
     if not _ASKED:
         pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
+    # Only the cases this session runs (``-k riscv`` exports the RISC-V ones).
+    items = request.session.items
+    chosen = {(i.callspec.params["label"], i.callspec.params["target"]) for i in items
+              if "target" in getattr(getattr(i, "callspec", None), "params", {})}
+    native = any(getattr(i, "originalname", "") == "test_native_runs_the_exported_library_as"
+                 "_the_jit_does" for i in items)
     cases = []
     for label, target in CASES:
-        if not _available(target):
+        if not _available(target) or (label, target) not in chosen:
             continue
         d = 30 if label.endswith("d30") else 6
         task = "classification" if "classification" in label else "regression"
@@ -127,7 +159,7 @@ def results(tmp_path_factory):
         cases.append((label, _MODELS[label], target, d, n, task))
     work = tmp_path_factory.mktemp("export")
     extra = [dict(model=_MODELS["float64"](), out=str(work / "shared"), shared=True,
-                  name="native_dfop")] if shutil.which("cc") else []
+                  name="native_dfop")] if shutil.which("cc") and native else []
     rows = S.run_cases(cases, work, extra=extra)
     found = {(r["label"], r["target"]): r for r in rows[len(extra):]}
     found["shared"] = rows[0] if extra else None
@@ -137,7 +169,7 @@ def results(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("label, target", CASES)
 def test_exported_code_equals_the_jit_bit_for_bit(request, label, target):
-    missing = S.missing_tools(S.tools_of(target))
+    missing = S.missing_for(target)
     if missing:
         pytest.skip(f"toolchain missing: {', '.join(missing)} (.ci/export.sh installs it)")
     if not _ASKED:

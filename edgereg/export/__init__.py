@@ -61,7 +61,7 @@ def _model(model_or_class: Any, features: int | None, dtype: str | None,
     return cls(features, dtype=dtype or "float64", **params)
 
 
-def export(model_or_class: Any, target: str | None = None, cpu: str = "",
+def export(model_or_class: Any, target: str | None = None, cpu: str = "", abi: str = "",
            dtype: str | None = None, features: int | None = None, out: str = ".",
            name: str | None = None, size: bool = False, shared: bool = False,
            **params: Any) -> dict:
@@ -77,7 +77,13 @@ def export(model_or_class: Any, target: str | None = None, cpu: str = "",
         LLVM target triple, e.g. ``thumbv7em-unknown-none-eabihf``; default
         the host.
     cpu : str
-        LLVM CPU name (``cortex-m4``, ``arm1176jzf-s``); default generic.
+        LLVM CPU name (``cortex-m4``, ``arm1176jzf-s``, ``sifive-e76``); default
+        generic.
+    abi : str
+        The calling convention where a target has several: RISC-V ``ilp32``
+        (soft float, LLVM's default on rv32) or ``ilp32f`` (float arguments in
+        the FPU's registers). It is written in the object's ELF flags and must
+        match the C compiler's ``-mabi``: the linker refuses a mix.
     size : bool
         Optimise for size (no unrolling, no vectorisation).
     shared : bool
@@ -98,7 +104,7 @@ def export(model_or_class: Any, target: str | None = None, cpu: str = "",
         exception or global-state symbols).
     """
     return export_batch([dict(model=_model(model_or_class, features, dtype, params),
-                              target=target, cpu=cpu, out=out, name=name, size=size,
+                              target=target, cpu=cpu, abi=abi, out=out, name=name, size=size,
                               shared=shared)])[0]
 
 
@@ -136,7 +142,8 @@ def export_batch(jobs: list[dict], errors: str = "raise",
             out_dir = Path(job.get("out", "."))
             out_dir.mkdir(parents=True, exist_ok=True)
             specs.append({"state": str(state), "target": job.get("target"),
-                          "cpu": job.get("cpu", ""), "out": str(out_dir),
+                          "cpu": job.get("cpu", ""), "abi": job.get("abi", ""),
+                          "out": str(out_dir),
                           "name": job.get("name"), "size": job.get("size", False),
                           "shared": job.get("shared", False),
                           "model_name": type(model).__name__})

@@ -29,14 +29,18 @@ def main(spec: dict) -> dict:
     if spec["target"] is None and not cpu:  # the host: its CPU, as the JIT compiles for
         cpu, features = llvm.host_cpu()
     try:
-        llvm.target_machine(triple, cpu, features, spec["size"])
+        llvm.target_machine(triple, cpu, features, spec["size"], spec.get("abi", ""))
     except RuntimeError as exc:
         raise SystemExit(f"unknown target {triple!r}: {exc}") from None
+    problem = llvm.abi_problem(triple, cpu, features, spec.get("abi", ""))
+    if problem:
+        raise SystemExit(problem)
     functions = {f"{k}_blocks": v for k, v in family.functions.items()}
     if key not in _IR_CACHE:  # one model's shims, compiled once for all its targets
         _IR_CACHE[key] = llvm.shim_ir(functions, prefix)
     modules, names = _IR_CACHE[key]
-    obj, text = llvm.build(modules, names, triple, cpu, features, spec["size"])
+    obj, text = llvm.build(modules, names, triple, cpu, features, spec["size"],
+                           spec.get("abi", ""))
     left = llvm.leftovers(text)
     if left:
         raise SystemExit(f"host-specific values survived optimisation: {left}")
@@ -44,8 +48,8 @@ def main(spec: dict) -> dict:
     out = Path(spec["out"])
     params = model.get_params() | {"dtype": str(model.dtype)}
     args = ", ".join(f"{k}={v!r}" for k, v in params.items())
-    info = dict(facts, triple=triple, cpu=cpu, state_bytes=layout(family)[1],
-                description=f"{spec['model_name']}({args})",
+    info = dict(facts, triple=triple, cpu=cpu, abi=spec.get("abi", ""),
+                state_bytes=layout(family)[1], description=f"{spec['model_name']}({args})",
                 version=f"edgereg {edgereg.__version__}, numba {_v('numba')}, "
                         f"llvmlite {_v('llvmlite')}")
     paths = {"object": out / f"{prefix}.o", "header": out / f"{prefix}.h",

@@ -72,11 +72,53 @@ def _runtime_ir() -> str:
     return str(module)
 
 
-def target_machine(triple: str, cpu: str, features: str, size: bool) -> Any:
+def target_machine(triple: str, cpu: str, features: str, size: bool, abi: str = "") -> Any:
+    """``abi``: the calling convention's name where a target has several (RISC-V:
+    ``ilp32`` soft float, ``ilp32f`` floats in FPU registers; it is written in
+    the object's ELF flags and must match the C compiler's ``-mabi``)."""
     _initialise()
     target = llvm.Target.from_triple(triple)
     return target.create_target_machine(cpu=cpu, features=features, opt=2 if size else 3,
-                                        reloc="pic", codemodel="default")
+                                        reloc="pic", codemodel="default", abiname=abi)
+
+
+#: RISC-V calling conventions: name -> the float type passed in FPU registers.
+_RISCV_ABIS = {"ilp32": None, "ilp32e": None, "ilp32f": "float", "ilp32d": "double",
+               "lp64": None, "lp64e": None, "lp64f": "float", "lp64d": "double"}
+_SOFT_ADD = {"float": "__addsf3", "double": "__adddf3"}
+
+
+def abi_problem(triple: str, cpu: str, features: str, abi: str) -> str | None:
+    """Why ``abi`` cannot be honoured for this target, or None.
+
+    LLVM answers an ABI the CPU cannot honour (``ilp32f`` without the F
+    extension) or an unknown name with a warning on stderr and the default
+    ABI's code, yet writes the asked ABI in the object's ELF flags (measured
+    with ``sifive-e31`` and ``ilp32f``: flags 0x3, single-float): the link
+    would succeed and pass floats in the wrong registers. A probe function
+    adding two floats shows which: with the FPU it needs no soft-float helper.
+    """
+    if not abi:
+        return None
+    if not triple.startswith("riscv"):
+        return f"abi={abi!r} is only used for RISC-V targets (got {triple!r})"
+    if abi not in _RISCV_ABIS or abi.startswith("lp64") != triple.startswith("riscv64"):
+        names = sorted(a for a in _RISCV_ABIS if a.startswith("lp64") ==
+                       triple.startswith("riscv64"))
+        return f"abi={abi!r} is not a RISC-V ABI of {triple!r}; one of {names}"
+    kind = _RISCV_ABIS[abi]
+    if kind is None:
+        return None
+    tm = target_machine(triple, cpu, features, False, abi)
+    probe = llvm.parse_assembly(f"define {kind} @probe({kind} %a, {kind} %b) {{\n"
+                                f"  %c = fadd {kind} %a, %b\n  ret {kind} %c\n}}")
+    probe.triple = triple
+    if _SOFT_ADD[kind].encode() in tm.emit_object(probe):
+        hint = " (rv32imafc: sifive-e76)" if kind == "float" else ""
+        return (f"abi={abi!r} passes {kind}s in FPU registers, but cpu {cpu or 'generic'!r} "
+                f"has no {kind} FPU (the {'F' if kind == 'float' else 'D'} extension): "
+                f"choose a cpu with it{hint} or the soft-float ABI")
+    return None
 
 
 def link(modules: list[str], exported: list[str]) -> Any:
@@ -96,10 +138,10 @@ def link(modules: list[str], exported: list[str]) -> Any:
 
 
 def build(modules: list[str], exported: list[str], triple: str, cpu: str = "",
-          features: str = "", size: bool = False) -> tuple[bytes, str]:
+          features: str = "", size: bool = False, abi: str = "") -> tuple[bytes, str]:
     """The object file for ``triple`` and the optimised IR (for the checks)."""
     module = link(modules, exported)
-    tm = target_machine(triple, cpu, features, size)
+    tm = target_machine(triple, cpu, features, size, abi)
     module.triple = triple
     module.data_layout = str(tm.target_data)
     # Host attributes numba put on its functions would override the target's.
