@@ -299,7 +299,7 @@ class OnlineModel:
     def _row(self, x: Any) -> np.ndarray:
         """One sample as the kernels take it; the fast path costs three attribute reads."""
         if type(x) is np.ndarray and x.dtype is self.dtype and x.shape == self._row_shape:
-            if x.flags.c_contiguous:
+            if x.flags.carray:  # C-contiguous, aligned, writeable (_validate.kernel_ready)
                 return x
         return as_row(x, self.n_features, self.dtype)
 

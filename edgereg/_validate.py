@@ -97,12 +97,26 @@ def _as_numeric_array(value: Any, what: str, dtype: np.dtype) -> np.ndarray:
         raise TypeError(
             f"{what} must hold real numbers (bool, int or float); got dtype {arr.dtype}"
         )
-    if type(arr) is np.ndarray and arr.dtype == dtype and arr.flags.c_contiguous:
+    if type(arr) is np.ndarray and arr.dtype == dtype and arr.flags.carray:
         return arr  # nothing to convert: spare the errstate below (~1 us, Fleet's learn_one)
     if arr.dtype.kind == "f" and arr.dtype.itemsize > np.dtype(dtype).itemsize:
         with np.errstate(over="ignore"):  # beyond float32's range: inf, reported by the model
-            return np.ascontiguousarray(arr, dtype=dtype)
-    return np.ascontiguousarray(arr, dtype=dtype)
+            return kernel_ready(np.ascontiguousarray(arr, dtype=dtype))
+    return kernel_ready(np.ascontiguousarray(arr, dtype=dtype))
+
+
+def kernel_ready(arr: np.ndarray) -> np.ndarray:
+    """``arr`` (C-contiguous), or a copy of it when it is read-only or unaligned.
+
+    numba types a read-only or unaligned array apart from a writeable aligned
+    one, so such an input would compile every kernel it reaches a second time
+    (30-80 CPU-s per model on a PC, minutes on a Pi) although the kernels never
+    write their inputs. Read-only arrays are common: memory maps, pandas'
+    copy-on-write ``to_numpy()``, scikit-learn's read-only checks. The copy
+    costs one pass over the block (for learn_one, one row: as a conversion of
+    dtype does).
+    """
+    return arr if arr.flags.carray else np.array(arr, order="C")
 
 
 def _vector(v: Any, length: int, dtype: np.dtype, what: str) -> np.ndarray:

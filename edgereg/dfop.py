@@ -496,7 +496,7 @@ class DFOP(IntervalMixin, OnlineModel):
             type(x) is _ndarray
             and x.dtype is self.dtype
             and x.shape == self._row_shape
-            and x.flags.c_contiguous
+            and x.flags.carray  # C-contiguous, aligned, writeable (_validate.kernel_ready)
         ):
             xr = x
         else:

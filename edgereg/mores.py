@@ -52,7 +52,7 @@ from ._kernels.mores import (
     mores_scratch_size,
 )
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
-from ._validate import as_row, as_scalar, check_float, check_int
+from ._validate import as_row, as_scalar, check_float, check_int, kernel_ready
 
 __all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState", "MORESIntervalState"]
 
@@ -181,7 +181,7 @@ class _MultiOutput(OnlineModel):
     # ------------------------------------------------------------ validation
     def _target(self, y: Any) -> np.ndarray:
         if type(y) is np.ndarray and y.dtype == np.float64 and y.shape == self._y_shape:
-            if y.flags.c_contiguous:
+            if y.flags.carray:  # C-contiguous, aligned, writeable (_validate.kernel_ready)
                 return y
         return as_row(y, self._m, np.dtype(np.float64), what="y")
 
@@ -193,7 +193,7 @@ class _MultiOutput(OnlineModel):
             raise ValueError(
                 f"Y must be a 2-D array of shape ({n}, {self._m}), got shape {Y.shape}"
             )
-        return np.ascontiguousarray(Y, dtype=np.float64)
+        return kernel_ready(np.ascontiguousarray(Y, dtype=np.float64))
 
     def _output_shape(self, n: int) -> tuple[int, ...]:
         return (n, self._m)

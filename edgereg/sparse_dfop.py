@@ -54,6 +54,7 @@ from ._validate import (
     as_matrix,
     as_scalar,
     check_int,
+    kernel_ready,
     label_sign,
 )
 from .dfop import DFOP
@@ -342,8 +343,8 @@ class SparseDFOP(DFOP):
             raise TypeError(f"indices must be integers, got dtype {idx.dtype}")
         if val.dtype.kind not in _NUMERIC_KINDS:
             raise TypeError(f"values must hold real numbers (bool, int or float); got {val.dtype}")
-        idx = np.ascontiguousarray(idx, dtype=np.int64)
-        val = np.ascontiguousarray(val, dtype=self.dtype)
+        idx = kernel_ready(np.ascontiguousarray(idx, dtype=np.int64))
+        val = kernel_ready(np.ascontiguousarray(val, dtype=self.dtype))
         if idx.size:
             lo, hi = idx.min(), idx.max()
             if lo < 0 or hi >= self.n_features:
@@ -387,9 +388,9 @@ class SparseDFOP(DFOP):
             csr.sort_indices()
             indices = np.asarray(csr.indices, dtype=np.int64)
         return _CSR(
-            np.ascontiguousarray(indptr),
-            np.ascontiguousarray(indices),
-            np.ascontiguousarray(csr.data, dtype=self.dtype),
+            kernel_ready(np.ascontiguousarray(indptr)),
+            kernel_ready(np.ascontiguousarray(indices)),
+            kernel_ready(np.ascontiguousarray(csr.data, dtype=self.dtype)),
             (n, self.n_features),
         )
 

@@ -132,6 +132,49 @@ def test_inputs_are_not_mutated(case):
         np.testing.assert_array_equal(Y, Y0)
 
 
+def _read_only_signatures() -> set:
+    """Every compiled (kernel, signature) in this process with a read-only array."""
+    import sys
+
+    from numba import types
+    from numba.core.registry import CPUDispatcher
+
+    found = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("edgereg._kernels"):
+            continue
+        for kernel in vars(module).values():
+            if isinstance(kernel, CPUDispatcher):
+                for sig in kernel.signatures:
+                    if any(isinstance(t, types.Array) and not t.mutable for t in sig):
+                        found.add((kernel.__qualname__, sig))
+    return found
+
+
+def test_read_only_inputs_learn_alike_and_compile_nothing_new(case):
+    """A read-only input (a memory map, pandas' copy-on-write ``to_numpy()``)
+    learns as its writeable copy does and reaches the kernels as a writeable
+    array: numba would otherwise compile each kernel again for it."""
+    cls, params = case
+    a, b = cls(**params), cls(**params)
+    X, Y = make_stream(a, 30)
+    Xr = X.copy()
+    Xr.flags.writeable = False
+    Yr = None
+    if Y is not None:
+        Yr = Y.copy()
+        Yr.flags.writeable = False
+    before = _read_only_signatures()
+    _prediction_equal(learn_many(a, Xr[:20], None if Yr is None else Yr[:20]),
+                      learn_many(b, X[:20], None if Y is None else Y[:20]))
+    for t in range(20, 30):
+        _prediction_equal(learn_one(a, Xr[t], row(Yr, t)), learn_one(b, X[t], row(Y, t)))
+    _prediction_equal(predict_many(a, Xr), predict_many(b, X))
+    _prediction_equal(a.predict_one(Xr[0]), b.predict_one(X[0]))
+    assert_same_state(state_arrays(a), state_arrays(b))
+    assert _read_only_signatures() == before
+
+
 def test_save_load_resumes_bit_exactly(case, tmp_path):
     cls, params = case
     a = cls(**params)
