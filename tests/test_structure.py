@@ -147,3 +147,33 @@ def test_every_subpackage_ships():
     listed = set(tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["packages"])
     found = {_module_name(p, PACKAGE) for p in PACKAGE.rglob("__init__.py")}
     assert found <= listed, f"subpackages missing from pyproject.toml's packages: {found - listed}"
+
+
+def _markdown_links(root: Path) -> list[tuple[Path, str]]:
+    """(file, target) of every relative link in the repository's Markdown."""
+    import re
+
+    files = [root / "README.md", root / "CHANGELOG.md", *sorted(root.glob("docs/**/*.md")),
+             *sorted(root.glob("examples/**/*.md"))]
+    links = []
+    for path in files:
+        if "_build" in path.parts:
+            continue
+        for target in re.findall(r"\[[^\]]*\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            if not re.match(r"[a-z][a-z0-9+.-]*:", target) and not target.startswith("#"):
+                links.append((path, target))
+    return links
+
+
+def test_every_markdown_link_resolves_inside_the_repository():
+    """A clone holds everything its README and docs point at (nothing beside it,
+    such as ../shared, is there for a user)."""
+    root = PACKAGE.parent
+    links = _markdown_links(root)
+    assert len(links) > 20  # the README alone links a dozen files
+    broken = []
+    for path, target in links:
+        resolved = (path.parent / target.split("#")[0]).resolve()
+        if not resolved.exists() or root.resolve() not in (resolved, *resolved.parents):
+            broken.append(f"{path.relative_to(root)}: {target}")
+    assert not broken, broken
