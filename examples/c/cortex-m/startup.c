@@ -45,17 +45,4 @@ __attribute__((section(".isr_vector"), used)) static void (*const vectors[16])(v
     Fault_Handler, Fault_Handler, 0, Fault_Handler, Fault_Handler,
 };
 
-/* Stack use of a call: paint below the current stack pointer, call, count. */
-#define PAINT_WORDS 1024u
-void stack_paint(void) {
-    uint32_t *sp;
-    __asm__ volatile("mov %0, sp" : "=r"(sp));
-    for (uint32_t i = 16; i < PAINT_WORDS; i++) sp[-(int32_t)i] = 0xC0FFEE11u;
-}
-uint32_t stack_used(void) {
-    uint32_t *sp;
-    __asm__ volatile("mov %0, sp" : "=r"(sp));
-    uint32_t i = PAINT_WORDS - 1;
-    while (i >= 16 && sp[-(int32_t)i] == 0xC0FFEE11u) i--;
-    return 4u * (i - 15u); /* bytes below the caller's frame that were written */
-}
+#include "../stack_paint.h" /* stack_paint, stack_used */
