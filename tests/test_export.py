@@ -115,17 +115,26 @@ _MODELS = {
     "rls-classification": lambda: edgereg.RLS(6, on_invalid="skip", task="classification"),
     "float64-d30": lambda: edgereg.DFOP(30, 0.01, on_invalid="skip"),
     "float32-d30": lambda: edgereg.DFOP(30, 0.01, dtype="float32", on_invalid="skip"),
+    # No forgetting (learn_many's n_mu is 0); SOMOR and a multi-output PA: m doubles per y.
+    "pa1-float64": lambda: edgereg.PARegressor(6, on_invalid="skip"),
+    "pa2-float32": lambda: edgereg.PARegressor(6, variant="II", C=0.5, epsilon=0.05,
+                                               dtype="float32", on_invalid="skip"),
+    "pa2-m3-float64": lambda: edgereg.PARegressor(6, 3, variant="II", on_invalid="skip"),
+    "somor-float64": lambda: edgereg.SOMOR(6, 3, epsilon=0.05, on_invalid="skip"),
+    "somor-float32": lambda: edgereg.SOMOR(6, 2, dtype="float32", fit_intercept=False,
+                                           on_invalid="skip"),
 }
 _TARGET_MODELS = {
     "x86_64": list(_MODELS),
-    "aarch64": ["float64", "float32", "float32-classification", "float32-d30"],
-    "armv7hf": ["float64", "float32", "float32-classification"],
+    "aarch64": ["float64", "float32", "float32-classification", "float32-d30", "pa2-float32",
+                "somor-float64"],
+    "armv7hf": ["float64", "float32", "float32-classification", "somor-float32"],
     "armv6hf": ["float64", "float32"],
-    "cortex-m4f": ["float64", "float32"],
+    "cortex-m4f": ["float64", "float32", "pa2-float32", "somor-float32"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
     "riscv32-imac": ["float64", "float32"],
-    "riscv32-imafc": ["float64", "float32", "float32-classification"],
+    "riscv32-imafc": ["float64", "float32", "float32-classification", "somor-float32"],
 }
 CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
 
@@ -198,6 +207,29 @@ def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):
         assert "edgereg_dfop_saved_state[" in (tmp_path / "s.c").read_text()
 
 
+@pytest.mark.parametrize("label", ["pa1-float64", "pa2-float32", "pa2-m3-float64",
+                                   "somor-float64", "somor-float32"])
+def test_a_linear_models_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, label):
+    from edgereg.export.families import family_of
+
+    a = _MODELS[label]()
+    family = family_of(a)
+    X, Y, _ = S.stream(6, 200)
+    Y = S.targets(family, X, Y)
+    Xd = X.astype(a.dtype)
+    a.learn_many(Xd[:100], Y[:100])
+    export_state(a, tmp_path / "s.bin", format="bin")
+    b = edgereg.load(tmp_path / "s.bin")
+    assert type(b) is type(a) and b.get_params() == a.get_params()
+    for x, y in zip(a.state, b.state, strict=True):
+        assert x.tobytes() == y.tobytes()
+    assert a.learn_many(Xd[100:], Y[100:]).tobytes() == b.learn_many(Xd[100:], Y[100:]).tobytes()
+    for x, y in zip(a.state, b.state, strict=True):
+        assert x.tobytes() == y.tobytes()
+    export_state(a, tmp_path / "s.c", format="c")
+    assert f"edgereg_{family.prefix}_saved_state[" in (tmp_path / "s.c").read_text()
+
+
 def test_a_damaged_state_blob_is_refused(tmp_path):
     a = edgereg.DFOP(4)
     export_state(a, tmp_path / "s.bin", format="bin")
@@ -230,6 +262,14 @@ def test_edgereg_native_imports_neither_numba_nor_scipy():
     code = (f"import sys, numpy; import edgereg.native; {_IMPORTED_HEAVY}; "
             "assert 'edgereg._base' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_native_refuses_a_library_it_does_not_drive(tmp_path):
+    from edgereg.native import NativeModel
+
+    (tmp_path / "edgereg_pa.json").write_text('{"model": "PARegressor"}')
+    with pytest.raises(ValueError, match="DFOP and RLS libraries only, not PARegressor"):
+        NativeModel(tmp_path / "libedgereg_pa.so")
 
 
 @pytest.mark.slow

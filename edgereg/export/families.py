@@ -7,6 +7,13 @@ same C shapes (the header's), calling the class's own kernels:
     int64  learn_many(block..., const T *X, const double *Y, int64 n,
                       const double *mu, int64 n_mu, double *out)    -> -1 or a row
     double predict_one(block..., const T *x)
+
+A model of m outputs (SOMOR, a multi-output PARegressor) takes y and gives yhat
+as m values (``const double *y``, ``double *yhat``; Y and out are n x m,
+row-major) and its predict_one writes them (``int64 predict_one(block...,
+const T *x, double *yhat)`` -> OK). A model without forgetting keeps learn_many's
+mu arguments so that every family has the one shape: n_mu must be 0 (mu is not
+read), anything else is refused with BAD_LENGTH before a row is learnt.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .shims import SHIM_OPTIONS, Block, Family, index_names, locate_fields
 
@@ -46,6 +55,7 @@ def dfop_family(model: Any) -> Family:
         fields=fields,
         hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
         codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
+        current={"PW": PW, "B": B},
     )
     nB = B.size
     classify = model.task == "classification"
@@ -121,14 +131,135 @@ def dfop_family(model: Any) -> Family:
     return family
 
 
+@intrinsic
+def _stack_double(typingctx):
+    """A pointer to one double on the caller's stack (an ``alloca``: no allocation),
+    so that a scalar y reaches the multi-output kernels as a (1,) array."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float64))
+
+    return types.CPointer(types.float64)(), codegen
+
+
+def _own_and_imported(module: Any, prefix: str) -> dict[str, int]:
+    """The index constants a kernel module uses, its own and those it imports
+    (pa.py appends its names to MORES' shared ones), ordered by index."""
+    found = {k: v for k, v in vars(module).items() if k.startswith(prefix) and type(v) is int}
+    ordered = dict(sorted(found.items(), key=lambda kv: kv[1]))
+    if list(ordered.values()) != list(range(len(ordered))):
+        raise ValueError(f"{module.__name__}: {prefix}* indices are not 0..n-1: {ordered}")
+    return ordered
+
+
+def linear_family(model: Any) -> Family:
+    """SOMOR and PARegressor (PA-I, PA-II; one output or m): ``_lin_learn_one`` /
+    ``_lin_learn_many`` over the model's six blocks W, counts, scratch, bound,
+    hyper, codes. No forgetting: learn_many's n_mu must be 0."""
+    from .._kernels import mores as km
+    from .._kernels import pa as k
+
+    s, w = model._state, model._work
+    arrays = {"W": s.W, "counts": s.counts, "scratch": w.scratch, "bound": w.bound,
+              "hyper": w.hyper, "codes": w.codes}
+    init = type(model)(**model.get_params())
+    fresh = {"W": init._state.W, "counts": init._state.counts, "scratch": init._work.scratch,
+             "bound": init._work.bound, "hyper": init._work.hyper, "codes": init._work.codes}
+    D, m, d = model._D, model._m, model.n_features
+    scalar = getattr(model, "_scalar", False)
+    family = Family(
+        prefix="pa" if type(model).__name__ == "PARegressor" else "somor",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task="regression",
+        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
+        fields=locate_fields(arrays, [(s, True), (w, False)]),
+        hyper={n: float(w.hyper[i]) for n, i in _own_and_imported(k, "HYPER_").items()},
+        codes={n: int(w.codes[i]) for n, i in _own_and_imported(k, "CODE_").items()},
+        current=arrays,
+        n_outputs=0 if scalar else m,
+        forgetting=False,
+    )
+    if len(family.hyper) != w.hyper.size or len(family.codes) != w.codes.size:
+        raise ValueError("pa.py's index names do not cover hyper and codes")
+    nS, nb, nh, nc = w.scratch.size, w.bound.size, w.hyper.size, w.codes.size
+    intercept_code = family.codes["CODE_INTERCEPT"]
+    learn_one_kernel, learn_many_kernel = k._lin_learn_one, k._lin_learn_many
+    predict_kernel = km._mo_predict_one
+
+    def views(Wp, Cp, Sp, Bp, Hp, Kp):
+        return (carray(Wp, (D, m)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Bp, (nb,)),
+                carray(Hp, (nh,)), carray(Kp, (nc,)))
+
+    views = njit(inline="always", **SHIM_OPTIONS)(views)
+
+    def learn_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp, y, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        yv = carray(_stack_double(), (1,))
+        yv[0] = y
+        return np.int64(learn_one_kernel(carray(xp, (d,)), yv, carray(yhat_p, (1,)), W,
+                                         counts, scratch, bound, hyper, codes))
+
+    def learn_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yp, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        return np.int64(learn_one_kernel(carray(xp, (d,)), carray(yp, (m,)),
+                                         carray(yhat_p, (m,)), W, counts, scratch, bound,
+                                         hyper, codes))
+
+    def learn_many(Wp, Cp, Sp, Bp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        return np.int64(learn_many_kernel(carray(Xp, (n, d)), carray(Yp, (n, m)),
+                                          carray(outp, (n, m)), W, counts, scratch, bound,
+                                          hyper, codes))
+
+    def predict_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        out = carray(_stack_double(), (1,))
+        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, out)
+        return out[0]
+
+    def predict_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
+        return np.int64(0)
+
+    T = _numba_float(model.dtype)
+    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    blocks = (pT, pi, pT, pd, pd, pi)
+    many = types.int64(*blocks, pT, pd, types.int64, pd, types.int64, pd)
+    if scalar:
+        family.functions = {
+            "learn_one": (learn_one_scalar, types.int64(*blocks, pT, types.float64, pd)),
+            "learn_many": (learn_many, many),
+            "predict_one": (predict_one_scalar, types.float64(*blocks, pT)),
+        }
+    else:
+        family.functions = {
+            "learn_one": (learn_one_vector, types.int64(*blocks, pT, pd, pd)),
+            "learn_many": (learn_many, many),
+            "predict_one": (predict_one_vector, types.int64(*blocks, pT, pd)),
+        }
+    return family
+
+
+#: The exportable classes (by exact name: a subclass may change the kernels).
+SUPPORTED = ("DFOP", "RLS", "PARegressor", "SOMOR")
+
+
 def family_of(model: Any) -> Family:
     """The export description of a model instance, or a clear refusal."""
     from ..dfop import DFOP
+    from ..mores import SOMOR, PARegressor
 
-    if isinstance(model, DFOP) and type(model).__name__ in ("DFOP", "RLS"):
+    name = type(model).__name__
+    if isinstance(model, DFOP) and name in ("DFOP", "RLS"):
         return dfop_family(model)
+    if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
+        return linear_family(model)
     from ._errors import ExportError
 
     raise ExportError(
-        f"{type(model).__name__} cannot be exported yet (supported: DFOP, RLS; "
+        f"{name} cannot be exported yet (supported: {', '.join(SUPPORTED)}; "
         "docs/design/export.md says why the others are not yet)")

@@ -44,7 +44,7 @@ class Field:
 
 @dataclass
 class Family:
-    """What the exporter needs of a model family (DFOP, RLS)."""
+    """What the exporter needs of a model family (DFOP/RLS, SOMOR/PARegressor)."""
 
     prefix: str
     d: int
@@ -55,6 +55,12 @@ class Family:
     hyper: dict[str, float] = field(default_factory=dict)  # name -> value
     codes: dict[str, int] = field(default_factory=dict)
     functions: dict[str, Any] = field(default_factory=dict)  # C name -> (pyfunc, sig, ctype)
+    #: The model's live blocks (export_state's struct, the tests' hash of the JIT).
+    current: dict[str, np.ndarray] = field(default_factory=dict)
+    #: 0: one output (y a double, predict_one returns it); m: y and yhat are m doubles.
+    n_outputs: int = 0
+    #: Whether learn_many reads per-step forgetting factors (else n_mu must be 0).
+    forgetting: bool = True
 
 
 def _base_of(a: np.ndarray) -> np.ndarray:
