@@ -206,12 +206,15 @@ def jit_line(model, family, X, Y, MU, split: int) -> str:
     m = model
     bad = 0
     preds = []
+    novelty = family.task == "novelty"  # no target: learn_one(x), learn_many(X)
     for t in range(split):
         before = m.n_skipped_
-        preds.append(np.copy(m.learn_one(Xd[t], Y[t])).reshape(-1))
+        yt = () if novelty else (Y[t],)
+        preds.append(np.copy(m.learn_one(Xd[t], *yt)).reshape(-1))
         bad += m.n_skipped_ - before
     more = ({"forgetting": MU[split:]} if family.forgetting else {})
-    preds.append(np.asarray(m.learn_many(Xd[split:], Y[split:], **more)).reshape(-1))
+    Yt = () if novelty else (Y[split:],)
+    preds.append(np.asarray(m.learn_many(Xd[split:], *Yt, **more)).reshape(-1))
     h = fnv1a(np.concatenate(preds).astype("<f8").tobytes())
     blocks = {name: a.reshape(-1) for name, a in family.current.items()}
     for name, first, count in learnt_ranges(family):

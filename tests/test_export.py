@@ -53,10 +53,8 @@ def test_hyper_and_code_names_are_read_from_the_kernel_module():
 
 
 def test_unsupported_models_are_refused_before_compiling():
-    from edgereg import NORMARegressor
-
-    with pytest.raises(ExportError, match="NORMARegressor cannot be exported yet"):
-        edgereg.export.export(NORMARegressor(3))
+    with pytest.raises(ExportError, match="SparseDFOP cannot be exported yet"):
+        edgereg.export.export(edgereg.SparseDFOP(3))
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc (the host C compiler)")
@@ -101,7 +99,7 @@ def test_export_refuses_a_hard_float_abi_without_an_fpu(tmp_path):
 def test_the_cli_refuses_an_unsupported_model(capsys):
     from edgereg.cli import main
 
-    assert main(["export", "NORMARegressor", "--features", "3", "--out", "/nonexistent"]) == 2
+    assert main(["export", "SparseDFOP", "--features", "3", "--out", "/nonexistent"]) == 2
     assert "cannot be exported yet" in capsys.readouterr().err
 
 
@@ -123,18 +121,39 @@ _MODELS = {
     "somor-float64": lambda: edgereg.SOMOR(6, 3, epsilon=0.05, on_invalid="skip"),
     "somor-float32": lambda: edgereg.SOMOR(6, 2, dtype="float32", fit_intercept=False,
                                            on_invalid="skip"),
+    # NORMA: a budget of 48 over 300 rows (the ring buffer wraps); the RBF and
+    # Laplacian kernels run the kernels' own exp; eta lambda = 0.25 drives the
+    # global scale below 2^-64 (renormalised) within the stream.
+    "norma-rbf-float64": lambda: edgereg.NORMARegressor(6, 48, gamma=0.5, on_invalid="skip"),
+    "norma-rbf-float32": lambda: edgereg.NORMARegressor(
+        6, 48, gamma=0.5, dtype="float32", loss="epsilon", nu=0.2,
+        learning_rate_schedule="inv_sqrt", on_invalid="skip"),
+    "norma-laplacian-float64": lambda: edgereg.NORMARegressor(
+        6, 48, kernel="laplacian", learning_rate=0.5, regularization=0.5, loss="huber",
+        on_invalid="skip"),
+    "norma-poly-float64": lambda: edgereg.NORMARegressor(6, 48, kernel="polynomial", gamma=0.1,
+                                                         learning_rate=0.01, on_invalid="skip"),
+    "norma-classification": lambda: edgereg.NORMAClassifier(6, 48, on_invalid="skip"),
+    "norma-classification-float32": lambda: edgereg.NORMAClassifier(
+        6, 48, nu=0.3, dtype="float32", on_invalid="skip"),
+    "norma-novelty-float64": lambda: edgereg.NORMANovelty(6, 48, on_invalid="skip"),
+    "norma-novelty-float32": lambda: edgereg.NORMANovelty(6, 48, kernel="laplacian",
+                                                          dtype="float32", on_invalid="skip"),
 }
 _TARGET_MODELS = {
     "x86_64": list(_MODELS),
     "aarch64": ["float64", "float32", "float32-classification", "float32-d30", "pa2-float32",
-                "somor-float64"],
-    "armv7hf": ["float64", "float32", "float32-classification", "somor-float32"],
+                "somor-float64", "norma-rbf-float64", "norma-rbf-float32",
+                "norma-classification-float32", "norma-novelty-float32"],
+    "armv7hf": ["float64", "float32", "float32-classification", "somor-float32",
+                "norma-rbf-float64", "norma-laplacian-float64"],
     "armv6hf": ["float64", "float32"],
-    "cortex-m4f": ["float64", "float32", "pa2-float32", "somor-float32"],
+    "cortex-m4f": ["float64", "float32", "pa2-float32", "somor-float32", "norma-rbf-float32"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
-    "riscv32-imac": ["float64", "float32"],
-    "riscv32-imafc": ["float64", "float32", "float32-classification", "somor-float32"],
+    "riscv32-imac": ["float64", "float32", "norma-rbf-float64"],
+    "riscv32-imafc": ["float64", "float32", "float32-classification", "somor-float32",
+                      "norma-rbf-float32"],
 }
 CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
 
@@ -207,23 +226,26 @@ def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):
         assert "edgereg_dfop_saved_state[" in (tmp_path / "s.c").read_text()
 
 
-@pytest.mark.parametrize("label", ["pa1-float64", "pa2-float32", "pa2-m3-float64",
-                                   "somor-float64", "somor-float32"])
-def test_a_linear_models_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, label):
+@pytest.mark.parametrize("label", [k for k in _MODELS if k.startswith(("pa", "somor", "norma"))])
+def test_another_models_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, label):
     from edgereg.export.families import family_of
 
     a = _MODELS[label]()
     family = family_of(a)
-    X, Y, _ = S.stream(6, 200)
+    X, Y, _ = S.stream(6, 200, "classification" if "classification" in label else "regression")
     Y = S.targets(family, X, Y)
     Xd = X.astype(a.dtype)
-    a.learn_many(Xd[:100], Y[:100])
+
+    def block(model, rows):  # novelty has no target
+        return model.learn_many(Xd[rows], *(() if family.task == "novelty" else (Y[rows],)))
+
+    block(a, slice(0, 100))
     export_state(a, tmp_path / "s.bin", format="bin")
     b = edgereg.load(tmp_path / "s.bin")
     assert type(b) is type(a) and b.get_params() == a.get_params()
     for x, y in zip(a.state, b.state, strict=True):
         assert x.tobytes() == y.tobytes()
-    assert a.learn_many(Xd[100:], Y[100:]).tobytes() == b.learn_many(Xd[100:], Y[100:]).tobytes()
+    assert block(a, slice(100, None)).tobytes() == block(b, slice(100, None)).tobytes()
     for x, y in zip(a.state, b.state, strict=True):
         assert x.tobytes() == y.tobytes()
     export_state(a, tmp_path / "s.c", format="c")

@@ -244,12 +244,117 @@ def linear_family(model: Any) -> Family:
     return family
 
 
+def norma_family(model: Any) -> Family:
+    """NORMA: regression, classification (labels as DFOP's: 1 -> +1, 0 or -1 -> -1,
+    yhat -1/+1) and novelty (y not read, yhat 1.0 for novel else 0.0), over the
+    class's seven blocks. No forgetting: learn_many's n_mu must be 0. The RBF and
+    Laplacian kernels' exp is the kernels' own polynomial (no libm call)."""
+    from .._kernels import norma as k
+
+    s, w = model._state, model._work
+    arrays = {"sv": s.support_vectors, "C": s.coef.base, "counts": s.counts, "row": w.row,
+              "exp": w.exp, "hyper": model._hyper, "codes": model._codes}
+    init = type(model)(**model.get_params())
+    fresh = {"sv": init._state.support_vectors, "C": init._state.coef.base,
+             "counts": init._state.counts, "row": init._work.row, "exp": init._work.exp,
+             "hyper": init._hyper, "codes": init._codes}
+    d, tau = s.support_vectors.shape
+    task = model._task
+    family = Family(
+        prefix="norma",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task=task,
+        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
+        fields=locate_fields(arrays, [(s, True), (w, False)]),
+        hyper={n: float(model._hyper[i]) for n, i in index_names(k, "hyper").items()},
+        codes={n: int(model._codes[i]) for n, i in index_names(k, "codes").items()},
+        current=arrays,
+        forgetting=False,
+    )
+    nC, nc, nh, ncode = tau + 3, s.counts.size, model._hyper.size, model._codes.size
+    classify, novelty = task == "classification", task == "novelty"
+    learn_one_kernel, learn_many_kernel = k._norma_learn_one, k._norma_learn_many
+    predict_kernel = k._norma_predict_one
+
+    def label(y):
+        if y == 1.0:
+            return 1.0
+        if y == 0.0 or y == -1.0:
+            return -1.0
+        return np.nan
+
+    label = njit(inline="always", **SHIM_OPTIONS)(label)
+
+    def shown(score):  # what the class returns for a score
+        if classify:
+            return 1.0 if score >= 0.0 else -1.0
+        if novelty:
+            return 1.0 if score < 0.0 else 0.0
+        return score
+
+    shown = njit(inline="always", **SHIM_OPTIONS)(shown)
+
+    def views(Sp, Cp, Kp, Rp, Ep, Hp, Qp):
+        return (carray(Sp, (d, tau)), carray(Cp, (nC,)), carray(Kp, (nc,)), carray(Rp, (tau,)),
+                carray(Ep, (tau,)), carray(Hp, (nh,)), carray(Qp, (ncode,)))
+
+    views = njit(inline="always", **SHIM_OPTIONS)(views)
+
+    def learn_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp, y, yhat_p):
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        yv = 0.0 if novelty else (label(y) if classify else y)
+        score, status = learn_one_kernel(carray(xp, (d,)), yv, sv, C, counts, row, ex, hyper,
+                                         codes)
+        carray(yhat_p, (1,))[0] = shown(score)
+        return np.int64(status)
+
+    def learn_many(Sp, Cp, Kp, Rp, Ep, Hp, Qp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        X = carray(Xp, (n, d))
+        out = carray(outp, (n,))
+        if novelty:  # no target: one 0.0 for every row (the class's own _NO_TARGET)
+            Y = carray(_stack_double(), (1,))
+            Y[0] = 0.0
+        elif classify:  # labels mapped into out (read at row t before out[t] is written)
+            Yin = carray(Yp, (n,))
+            for t in range(n):
+                out[t] = label(Yin[t])
+            Y = out
+        else:
+            Y = carray(Yp, (n,))
+        first = learn_many_kernel(X, Y, out, sv, C, counts, row, ex, hyper, codes)
+        if classify or novelty:
+            for t in range(n):
+                out[t] = shown(out[t])
+        return np.int64(first)
+
+    def predict_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp):
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        return shown(predict_kernel(carray(xp, (d,)), sv, C, counts, row, ex, hyper, codes))
+
+    T = _numba_float(model.dtype)
+    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    blocks = (pT, pT, pi, pT, pi, pd, pi)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(*blocks, pT, types.float64, pd)),
+        "learn_many": (learn_many, types.int64(*blocks, pT, pd, types.int64, pd, types.int64,
+                                               pd)),
+        "predict_one": (predict_one, types.float64(*blocks, pT)),
+    }
+    return family
+
+
 #: The exportable classes (by exact name: a subclass may change the kernels).
-SUPPORTED = ("DFOP", "RLS", "PARegressor", "SOMOR")
+SUPPORTED = ("DFOP", "RLS", "PARegressor", "SOMOR", "NORMARegressor", "NORMAClassifier",
+             "NORMANovelty")
 
 
 def family_of(model: Any) -> Family:
     """The export description of a model instance, or a clear refusal."""
+    from .._norma_base import _NORMA
     from ..dfop import DFOP
     from ..mores import SOMOR, PARegressor
 
@@ -258,6 +363,8 @@ def family_of(model: Any) -> Family:
         return dfop_family(model)
     if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
         return linear_family(model)
+    if isinstance(model, _NORMA) and name in SUPPORTED:
+        return norma_family(model)
     from ._errors import ExportError
 
     raise ExportError(

@@ -57,6 +57,17 @@ def _abi(info: dict) -> str:
     return f", abi {info['abi']}: compile with -mabi={info['abi']}" if info.get("abi") else ""
 
 
+def _learn_one_doc(family: Family, P: str) -> list[str]:
+    if family.n_outputs:
+        return ["/* Learn (x, y) after predicting x: yhat[j] = the prediction of output j (y and",
+                f" * yhat: {P}_N_OUTPUTS values). Returns OK, or INVALID (NaN/inf, an"]
+    if family.task == "novelty":
+        return ["/* Learn x after flagging it: *yhat = 1 when x was novel (f(x) < rho), else 0;",
+                " * y is not read (nor learn_many's Y). Returns OK, or INVALID (NaN/inf, an"]
+    return ["/* Learn (x, y) after predicting x: *yhat = the prediction (for classification",
+            " * -1/+1; y: 1 is +1, 0 or -1 is -1). Returns OK, or INVALID (NaN/inf, an"]
+
+
 def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> str:
     P = prefix.upper()
     T = _CTYPE[str(family.dtype)]
@@ -123,11 +134,7 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
         "    int64_t n, const double *mu, int64_t n_mu, double *out);",
         (f"int64_t {prefix}_predict_one_blocks({blocks}, const {T} *x, double *yhat);" if m
          else f"double {prefix}_predict_one_blocks({blocks}, const {T} *x);"), "",
-        ("/* Learn (x, y) after predicting x: yhat[j] = the prediction of output j (y and"
-         if m else
-         "/* Learn (x, y) after predicting x: *yhat = the prediction (for classification"),
-        (f" * yhat: {P}_N_OUTPUTS values). Returns OK, or INVALID (NaN/inf, an"
-         if m else " * -1/+1; y: 1 is +1, 0 or -1 is -1). Returns OK, or INVALID (NaN/inf, an"),
+        *_learn_one_doc(family, P),
         " * update that would overflow; counted as skipped when on_invalid was \"skip\"). */",
         f"static inline int64_t {prefix}_learn_one({prefix}_state *s, const {T} *x, {yin},",
         f"    double *yhat) {{ return {prefix}_learn_one_blocks({args}, x, {yarg}, yhat); }}",
