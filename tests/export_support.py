@@ -51,7 +51,7 @@ def targets(family, X, Y):
 
 def learnt_ranges(family):
     """(block name, first element, count) of every learnt field."""
-    return [(f.block, f.offset, int(np.prod(f.shape))) for f in family.fields if f.learnt]
+    return [(f.block, at, n) for f in family.fields if f.learnt for at, n in f.runs()]
 
 
 def _hex_array(name: str, values: np.ndarray, ctype: str, bits: str) -> str:

@@ -68,6 +68,8 @@ def main(spec: dict) -> dict:
                    for b, (_, at) in zip(family.blocks, offsets, strict=True)],
         "fields": [[f.name, f.block, f.offset, list(f.shape), str(f.dtype), f.learnt]
                    for f in family.fields],
+        # Element strides of the fields that are not contiguous (a bank's members').
+        "field_strides": {f.name: list(f.strides) for f in family.fields if f.strides},
         "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
         "blob_header": head.hex(),
     }, indent=1))

@@ -347,26 +347,114 @@ def norma_family(model: Any) -> Family:
     return family
 
 
+def bank_family(model: Any) -> Family:
+    """DFOPBank (``DFOP(..., forgetting="auto")``): K DFOP members on a moving
+    window of forgetting factors, ``_bank_learn_one(x, y, PW, A)`` over DFOP's two
+    block names (PW: the members' P and w; B: the bank's block A). Labels as
+    DFOP's; no per-step forgetting (n_mu must be 0): the bank learns its own."""
+    from .._kernels import bank as k
+
+    d = model.n_features
+    PW, B = model._PW, model._B
+    init = type(model)(**model.get_params())
+    family = Family(
+        prefix="dfopbank",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task=model.task,
+        blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
+                Block("B", B.dtype, B.size, init._B.copy())],
+        fields=locate_fields({"PW": PW, "B": B}, [(model._state, True), (model._work, False)]),
+        hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
+        codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
+        current={"PW": PW, "B": B},
+        forgetting=False,
+    )
+    K, nB = PW.shape[0], B.size
+    classify = model.task == "classification"
+    learn_one_kernel, learn_many_kernel = k._bank_learn_one, k._bank_learn_many
+    predict_kernel = k._bank_predict_one
+
+    def label(y):
+        if y == 1.0:
+            return 1.0
+        if y == 0.0 or y == -1.0:
+            return -1.0
+        return np.nan
+
+    label = njit(inline="always", **SHIM_OPTIONS)(label)
+
+    def learn_one(PWp, Bp, xp, y, yhat_p):
+        yv = label(y) if classify else y
+        score = learn_one_kernel(carray(xp, (d,)), yv, carray(PWp, (K, d + 1, d)),
+                                 carray(Bp, (nB,)))
+        # A refused row's NaN is -1 for classification, as the class returns it.
+        carray(yhat_p, (1,))[0] = (1.0 if score >= 0.0 else -1.0) if classify else score
+        return np.int64(0 if score == score else 1)  # NaN: refused (OK / INVALID)
+
+    def learn_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        out = carray(outp, (n,))
+        if classify:  # labels mapped into out (read at row t before out[t] is written)
+            Yin = carray(Yp, (n,))
+            for t in range(n):
+                out[t] = label(Yin[t])
+            Y = out
+        else:
+            Y = carray(Yp, (n,))
+        first = learn_many_kernel(carray(Xp, (n, d)), Y, out, carray(PWp, (K, d + 1, d)),
+                                  carray(Bp, (nB,)))
+        if classify:
+            for t in range(n):
+                out[t] = 1.0 if out[t] >= 0.0 else -1.0
+        return np.int64(first)
+
+    def predict_one(PWp, Bp, xp):
+        score = predict_kernel(carray(xp, (d,)), carray(PWp, (K, d + 1, d)), carray(Bp, (nB,)))
+        if classify:
+            return 1.0 if score >= 0.0 else -1.0
+        return score
+
+    T = _numba_float(model.dtype)
+    pw, pb = types.CPointer(_numba_float(PW.dtype)), types.CPointer(types.float64)
+    px, pd = types.CPointer(T), types.CPointer(types.float64)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(pw, pb, px, types.float64, pd)),
+        "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
+        "predict_one": (predict_one, types.float64(pw, pb, px)),
+    }
+    return family
+
+
 #: The exportable classes (by exact name: a subclass may change the kernels).
-SUPPORTED = ("DFOP", "RLS", "PARegressor", "SOMOR", "NORMARegressor", "NORMAClassifier",
-             "NORMANovelty")
+SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "NORMARegressor",
+             "NORMAClassifier", "NORMANovelty")
 
 
 def family_of(model: Any) -> Family:
     """The export description of a model instance, or a clear refusal."""
     from .._norma_base import _NORMA
+    from ..bank import DFOPBank
     from ..dfop import DFOP
     from ..mores import SOMOR, PARegressor
 
     name = type(model).__name__
+    from ._errors import ExportError
+
+    if getattr(model, "coverage", None) is not None or getattr(
+            model, "missing", "reject") != "reject":
+        # Other kernels (the interval's pass, the imputation's step) that no shim calls.
+        raise ExportError(f"{name} with coverage or missing='impute' cannot be exported yet "
+                          "(docs/design/export.md, 'Not yet')")
     if isinstance(model, DFOP) and name in ("DFOP", "RLS"):
         return dfop_family(model)
+    if isinstance(model, DFOPBank) and name == "DFOPBank":
+        return bank_family(model)
     if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
         return linear_family(model)
     if isinstance(model, _NORMA) and name in SUPPORTED:
         return norma_family(model)
-    from ._errors import ExportError
-
     raise ExportError(
         f"{name} cannot be exported yet (supported: {', '.join(SUPPORTED)}; "
         "docs/design/export.md says why the others are not yet)")

@@ -112,8 +112,10 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
     for f in family.fields:
         kind = "learnt" if f.learnt else "work"
         shape = "x".join(str(s) for s in f.shape)
+        step = (f", element strides {'x'.join(str(t) for t in f.strides)}"
+                if f.strides else "")
         lines.append(f"#define {P}_{f.name.upper()}_OFFSET {f.offset} "
-                     f"/* {kind}: {f.block}, {f.dtype} ({shape}) */")
+                     f"/* {kind}: {f.block}, {f.dtype} ({shape}{step}) */")
     lines += ["", "/* hyper (double) and codes (int64_t) entries: index, exported value */"]
     for n, v in family.hyper.items():
         lines.append(f"#define {P}_{n} {list(family.hyper).index(n)} /* = {v!r} */")

@@ -40,6 +40,20 @@ class Field:
     shape: tuple
     dtype: np.dtype
     learnt: bool
+    #: Element strides when the field is not contiguous in its block (a bank's
+    #: members' w, rows of the stacked P and w); () when it is.
+    strides: tuple = ()
+
+    def runs(self) -> list[tuple[int, int]]:
+        """(first element, count) of the field's contiguous runs in its block."""
+        n = int(np.prod(self.shape))
+        if not self.strides:
+            return [(self.offset, n)]
+        if len(self.shape) > 1 and list(self.strides[1:]) != [
+                int(np.prod(self.shape[i + 1:])) for i in range(1, len(self.shape))]:
+            raise ValueError(f"field {self.name}: rows are not contiguous")
+        inner = n // self.shape[0]
+        return [(self.offset + i * self.strides[0], inner) for i in range(self.shape[0])]
 
 
 @dataclass
@@ -88,8 +102,10 @@ def locate_fields(blocks: dict[str, np.ndarray], groups: list[tuple[Any, bool]])
                     offset, rest = divmod(start - lo, view.itemsize)
                     if rest:
                         raise ValueError(f"field {name} is not aligned in block {bname}")
+                    strides = () if view.flags.c_contiguous else tuple(
+                        st // view.itemsize for st in view.strides)
                     out.append(Field(name, bname, offset, tuple(view.shape),
-                                     view.dtype, learnt))
+                                     view.dtype, learnt, strides))
                     break
             else:
                 raise ValueError(f"field {name} is in none of the blocks {list(blocks)}")
