@@ -44,6 +44,9 @@ class NativeModel:
         with open(os.path.join(folder, f"{prefix}.json"), encoding="utf-8") as f:
             self.layout = json.load(f)
         lay = self.layout
+        if lay["model"] not in ("DFOP", "RLS"):  # load's checks and the calls are DFOP's
+            raise ValueError(f"NativeModel drives DFOP and RLS libraries only, not "
+                             f"{lay['model']} (call its library through its header)")
         self.n_features = int(lay["d"])
         self.dtype = np.dtype(lay["dtype"])
         self.task = lay["task"]

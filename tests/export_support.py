@@ -4,7 +4,6 @@ stream, the JIT's hash of it, a C harness that replays it, and the toolchains.""
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 
@@ -38,9 +37,21 @@ def stream(d: int, n: int, task: str = "regression", seed: int = 0):
     return X, Y, MU
 
 
+def targets(family, X, Y):
+    """The stream's targets as the family takes them: Y (n,), or (n, m) for m
+    outputs (column k > 0 another linear target, the hostile rows kept)."""
+    m = family.n_outputs
+    if not m:
+        return Y
+    d = X.shape[1]
+    cols = [Y] + [(k + 1) * Y - 0.5 * np.nan_to_num(X[:, k % d], posinf=0.0)
+                  for k in range(1, m)]
+    return np.ascontiguousarray(np.column_stack(cols))
+
+
 def learnt_ranges(family):
     """(block name, first element, count) of every learnt field."""
-    return [(f.block, f.offset, int(np.prod(f.shape))) for f in family.fields if f.learnt]
+    return [(f.block, at, n) for f in family.fields if f.learnt for at, n in f.runs()]
 
 
 def _hex_array(name: str, values: np.ndarray, ctype: str, bits: str) -> str:
@@ -57,6 +68,16 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
     ubits = "uint64" if dt.itemsize == 8 else "uint32"
     ut = "uint64_t" if dt.itemsize == 8 else "uint32_t"
     n, d = X.shape
+    Y = targets(family, X, Y)
+    m = max(family.n_outputs, 1)  # doubles per target and per prediction
+    y_arg = f"Y + (size_t)t * {m}" if family.n_outputs else "Y[t]"
+    mu_args = f"MU + {split}, {n - split}" if family.forgetting else "NULL, 0"
+    # No forgetting: factors given anyway are refused (-3) with nothing learnt (the
+    # hash after it is the JIT's); a wrong status spoils the first line.
+    refuse = "" if family.forgetting else (
+        f"if ({prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split * m}, {n - split}, "
+        f"MU + {split}, {n - split}, out) != {prefix.upper()}_BAD_LENGTH) "
+        "REPORT(\"n_mu not refused\\n\");\n    ")
     hashed = "".join(f"    h = fnv(h, (const unsigned char *)(s.{b} + {first}), "
                      f"{count} * sizeof s.{b}[0]);\n"
                      for b, first, count in learnt_ranges(family))
@@ -78,7 +99,7 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
 {_hex_array("MUbits", MU, "uint64_t", "uint64")}
 static {prefix}_state s;
 static {prefix}_real X[{n * d}];
-static double Y[{n}], MU[{n}], out[{n}];
+static double Y[{n * m}], MU[{n}], out[{n * m}];
 static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {{
     for (size_t i = 0; i < k; i++) {{ h ^= p[i]; h *= 0x100000001b3ull; }}
     return h;
@@ -99,17 +120,17 @@ int main(void) {{
     uint64_t h = 0xcbf29ce484222325ull;
     int64_t bad = 0;
     for (int t = 0; t < {split}; t++) {{
-        double yhat;
+        double yhat[{m}];
         {paint}
-        bad += {prefix}_learn_one(&s, X + (size_t)t * {d}, Y[t], &yhat);
+        bad += {prefix}_learn_one(&s, X + (size_t)t * {d}, {y_arg}, yhat);
         {used1}
-        h = fnv(h, (const unsigned char *)&yhat, 8);
+        h = fnv(h, (const unsigned char *)yhat, {m} * 8);
     }}
-    {paint2}
-    int64_t first = {prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split}, {n - split},
-                                        MU + {split}, {n - split}, out);
+    {refuse}{paint2}
+    int64_t first = {prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split * m},
+                                        {n - split}, {mu_args}, out);
     {used2}
-    h = fnv(h, (const unsigned char *)out, {n - split} * 8);
+    h = fnv(h, (const unsigned char *)out, {(n - split) * m} * 8);
 {hashed}    p = put_text(p, "HASH ");
     for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
     p = put_text(p, " invalid "); p = put_int(p, bad);
@@ -181,16 +202,21 @@ def jit_line(model, family, X, Y, MU, split: int) -> str:
     """The JIT's line as the harness prints it (hash, learn_one's invalid count,
     learn_many's return: -1 under on_invalid="skip")."""
     Xd = X.astype(model.dtype)
+    Y = targets(family, X, Y)
     m = model
     bad = 0
     preds = []
+    novelty = family.task == "novelty"  # no target: learn_one(x), learn_many(X)
     for t in range(split):
         before = m.n_skipped_
-        preds.append(m.learn_one(Xd[t], Y[t]))
+        yt = () if novelty else (Y[t],)
+        preds.append(np.copy(m.learn_one(Xd[t], *yt)).reshape(-1))
         bad += m.n_skipped_ - before
-    preds += list(m.learn_many(Xd[split:], Y[split:], forgetting=MU[split:]))
-    h = fnv1a(struct.pack(f"<{len(preds)}d", *preds))
-    blocks = {b.name: getattr(m, "_" + b.name).reshape(-1) for b in family.blocks}
+    more = ({"forgetting": MU[split:]} if family.forgetting else {})
+    Yt = () if novelty else (Y[split:],)
+    preds.append(np.asarray(m.learn_many(Xd[split:], *Yt, **more)).reshape(-1))
+    h = fnv1a(np.concatenate(preds).astype("<f8").tobytes())
+    blocks = {name: a.reshape(-1) for name, a in family.current.items()}
     for name, first, count in learnt_ranges(family):
         h = fnv1a(blocks[name][first: first + count].tobytes(), h)
     return f"HASH {h:016x} invalid {bad} first -1"

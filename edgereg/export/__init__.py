@@ -5,7 +5,8 @@ writes ``<name>.o`` (the kernels, compiled by LLVM for the target), ``<name>.h``
 (the state layout, ``init``, ``learn_one``, ``learn_many``, ``predict_one``,
 their statuses, the hyper-parameters) and ``README-<name>.md``. The route and
 its checks are docs/design/export.md. Supported: DFOP and RLS (regression and
-classification, fixed or per-step forgetting).
+classification, fixed or per-step forgetting), PARegressor (PA-I, PA-II, one
+output or several), SOMOR and NORMA (regression, classification, novelty).
 """
 
 from __future__ import annotations
@@ -173,8 +174,7 @@ def export_state(model: Any, path: str, format: str = "bin", name: str | None = 
     from .header import blob_header, image, layout
 
     family = family_of(model)
-    arrays = {b.name: getattr(model, "_" + b.name) for b in family.blocks}
-    data = image(family, arrays)
+    data = image(family, family.current)
     head = blob_header(family, type(model).__name__, model.get_params() | {
         "dtype": str(model.dtype)})
     prefix = name or f"edgereg_{family.prefix}"

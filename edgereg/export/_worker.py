@@ -62,11 +62,14 @@ def main(spec: dict) -> dict:
     paths["layout"].write_text(json.dumps({
         "prefix": prefix, "model": spec["model_name"], "params": model.get_params(),
         "d": family.d, "dtype": str(family.dtype), "task": family.task,
+        "n_outputs": family.n_outputs, "forgetting": family.forgetting,
         "struct_bytes": total, "triple": triple,
         "blocks": [[b.name, str(b.dtype), b.size, at]
                    for b, (_, at) in zip(family.blocks, offsets, strict=True)],
         "fields": [[f.name, f.block, f.offset, list(f.shape), str(f.dtype), f.learnt]
                    for f in family.fields],
+        # Element strides of the fields that are not contiguous (a bank's members').
+        "field_strides": {f.name: list(f.strides) for f in family.fields if f.strides},
         "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
         "blob_header": head.hex(),
     }, indent=1))

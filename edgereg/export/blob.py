@@ -51,8 +51,8 @@ def load_blob(path: Any) -> Any:
               for name, dt, n, at in meta["blocks"]}
     arrays = {}
     for f in family.fields:
-        if f.learnt:
-            flat = blocks[f.block][f.offset: f.offset + int(np.prod(f.shape))]
+        if f.learnt:  # its contiguous runs (one, or a row per member of a bank)
+            flat = np.concatenate([blocks[f.block][at: at + n] for at, n in f.runs()])
             arrays[f.name] = flat.view(f.dtype.newbyteorder("<")).astype(f.dtype).reshape(
                 f.shape)
     model._copy_state_in(arrays, source=source)

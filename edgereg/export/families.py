@@ -7,6 +7,13 @@ same C shapes (the header's), calling the class's own kernels:
     int64  learn_many(block..., const T *X, const double *Y, int64 n,
                       const double *mu, int64 n_mu, double *out)    -> -1 or a row
     double predict_one(block..., const T *x)
+
+A model of m outputs (SOMOR, a multi-output PARegressor) takes y and gives yhat
+as m values (``const double *y``, ``double *yhat``; Y and out are n x m,
+row-major) and its predict_one writes them (``int64 predict_one(block...,
+const T *x, double *yhat)`` -> OK). A model without forgetting keeps learn_many's
+mu arguments so that every family has the one shape: n_mu must be 0 (mu is not
+read), anything else is refused with BAD_LENGTH before a row is learnt.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .shims import SHIM_OPTIONS, Block, Family, index_names, locate_fields
 
@@ -46,6 +55,7 @@ def dfop_family(model: Any) -> Family:
         fields=fields,
         hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
         codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
+        current={"PW": PW, "B": B},
     )
     nB = B.size
     classify = model.task == "classification"
@@ -121,14 +131,330 @@ def dfop_family(model: Any) -> Family:
     return family
 
 
+@intrinsic
+def _stack_double(typingctx):
+    """A pointer to one double on the caller's stack (an ``alloca``: no allocation),
+    so that a scalar y reaches the multi-output kernels as a (1,) array."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float64))
+
+    return types.CPointer(types.float64)(), codegen
+
+
+def _own_and_imported(module: Any, prefix: str) -> dict[str, int]:
+    """The index constants a kernel module uses, its own and those it imports
+    (pa.py appends its names to MORES' shared ones), ordered by index."""
+    found = {k: v for k, v in vars(module).items() if k.startswith(prefix) and type(v) is int}
+    ordered = dict(sorted(found.items(), key=lambda kv: kv[1]))
+    if list(ordered.values()) != list(range(len(ordered))):
+        raise ValueError(f"{module.__name__}: {prefix}* indices are not 0..n-1: {ordered}")
+    return ordered
+
+
+def linear_family(model: Any) -> Family:
+    """SOMOR and PARegressor (PA-I, PA-II; one output or m): ``_lin_learn_one`` /
+    ``_lin_learn_many`` over the model's six blocks W, counts, scratch, bound,
+    hyper, codes. No forgetting: learn_many's n_mu must be 0."""
+    from .._kernels import mores as km
+    from .._kernels import pa as k
+
+    s, w = model._state, model._work
+    arrays = {"W": s.W, "counts": s.counts, "scratch": w.scratch, "bound": w.bound,
+              "hyper": w.hyper, "codes": w.codes}
+    init = type(model)(**model.get_params())
+    fresh = {"W": init._state.W, "counts": init._state.counts, "scratch": init._work.scratch,
+             "bound": init._work.bound, "hyper": init._work.hyper, "codes": init._work.codes}
+    D, m, d = model._D, model._m, model.n_features
+    scalar = getattr(model, "_scalar", False)
+    family = Family(
+        prefix="pa" if type(model).__name__ == "PARegressor" else "somor",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task="regression",
+        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
+        fields=locate_fields(arrays, [(s, True), (w, False)]),
+        hyper={n: float(w.hyper[i]) for n, i in _own_and_imported(k, "HYPER_").items()},
+        codes={n: int(w.codes[i]) for n, i in _own_and_imported(k, "CODE_").items()},
+        current=arrays,
+        n_outputs=0 if scalar else m,
+        forgetting=False,
+    )
+    if len(family.hyper) != w.hyper.size or len(family.codes) != w.codes.size:
+        raise ValueError("pa.py's index names do not cover hyper and codes")
+    nS, nb, nh, nc = w.scratch.size, w.bound.size, w.hyper.size, w.codes.size
+    intercept_code = family.codes["CODE_INTERCEPT"]
+    learn_one_kernel, learn_many_kernel = k._lin_learn_one, k._lin_learn_many
+    predict_kernel = km._mo_predict_one
+
+    def views(Wp, Cp, Sp, Bp, Hp, Kp):
+        return (carray(Wp, (D, m)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Bp, (nb,)),
+                carray(Hp, (nh,)), carray(Kp, (nc,)))
+
+    views = njit(inline="always", **SHIM_OPTIONS)(views)
+
+    def learn_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp, y, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        yv = carray(_stack_double(), (1,))
+        yv[0] = y
+        return np.int64(learn_one_kernel(carray(xp, (d,)), yv, carray(yhat_p, (1,)), W,
+                                         counts, scratch, bound, hyper, codes))
+
+    def learn_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yp, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        return np.int64(learn_one_kernel(carray(xp, (d,)), carray(yp, (m,)),
+                                         carray(yhat_p, (m,)), W, counts, scratch, bound,
+                                         hyper, codes))
+
+    def learn_many(Wp, Cp, Sp, Bp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        return np.int64(learn_many_kernel(carray(Xp, (n, d)), carray(Yp, (n, m)),
+                                          carray(outp, (n, m)), W, counts, scratch, bound,
+                                          hyper, codes))
+
+    def predict_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        out = carray(_stack_double(), (1,))
+        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, out)
+        return out[0]
+
+    def predict_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yhat_p):
+        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
+        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
+        return np.int64(0)
+
+    T = _numba_float(model.dtype)
+    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    blocks = (pT, pi, pT, pd, pd, pi)
+    many = types.int64(*blocks, pT, pd, types.int64, pd, types.int64, pd)
+    if scalar:
+        family.functions = {
+            "learn_one": (learn_one_scalar, types.int64(*blocks, pT, types.float64, pd)),
+            "learn_many": (learn_many, many),
+            "predict_one": (predict_one_scalar, types.float64(*blocks, pT)),
+        }
+    else:
+        family.functions = {
+            "learn_one": (learn_one_vector, types.int64(*blocks, pT, pd, pd)),
+            "learn_many": (learn_many, many),
+            "predict_one": (predict_one_vector, types.int64(*blocks, pT, pd)),
+        }
+    return family
+
+
+def norma_family(model: Any) -> Family:
+    """NORMA: regression, classification (labels as DFOP's: 1 -> +1, 0 or -1 -> -1,
+    yhat -1/+1) and novelty (y not read, yhat 1.0 for novel else 0.0), over the
+    class's seven blocks. No forgetting: learn_many's n_mu must be 0. The RBF and
+    Laplacian kernels' exp is the kernels' own polynomial (no libm call)."""
+    from .._kernels import norma as k
+
+    s, w = model._state, model._work
+    arrays = {"sv": s.support_vectors, "C": s.coef.base, "counts": s.counts, "row": w.row,
+              "exp": w.exp, "hyper": model._hyper, "codes": model._codes}
+    init = type(model)(**model.get_params())
+    fresh = {"sv": init._state.support_vectors, "C": init._state.coef.base,
+             "counts": init._state.counts, "row": init._work.row, "exp": init._work.exp,
+             "hyper": init._hyper, "codes": init._codes}
+    d, tau = s.support_vectors.shape
+    task = model._task
+    family = Family(
+        prefix="norma",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task=task,
+        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
+        fields=locate_fields(arrays, [(s, True), (w, False)]),
+        hyper={n: float(model._hyper[i]) for n, i in index_names(k, "hyper").items()},
+        codes={n: int(model._codes[i]) for n, i in index_names(k, "codes").items()},
+        current=arrays,
+        forgetting=False,
+    )
+    nC, nc, nh, ncode = tau + 3, s.counts.size, model._hyper.size, model._codes.size
+    classify, novelty = task == "classification", task == "novelty"
+    learn_one_kernel, learn_many_kernel = k._norma_learn_one, k._norma_learn_many
+    predict_kernel = k._norma_predict_one
+
+    def label(y):
+        if y == 1.0:
+            return 1.0
+        if y == 0.0 or y == -1.0:
+            return -1.0
+        return np.nan
+
+    label = njit(inline="always", **SHIM_OPTIONS)(label)
+
+    def shown(score):  # what the class returns for a score
+        if classify:
+            return 1.0 if score >= 0.0 else -1.0
+        if novelty:
+            return 1.0 if score < 0.0 else 0.0
+        return score
+
+    shown = njit(inline="always", **SHIM_OPTIONS)(shown)
+
+    def views(Sp, Cp, Kp, Rp, Ep, Hp, Qp):
+        return (carray(Sp, (d, tau)), carray(Cp, (nC,)), carray(Kp, (nc,)), carray(Rp, (tau,)),
+                carray(Ep, (tau,)), carray(Hp, (nh,)), carray(Qp, (ncode,)))
+
+    views = njit(inline="always", **SHIM_OPTIONS)(views)
+
+    def learn_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp, y, yhat_p):
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        yv = 0.0 if novelty else (label(y) if classify else y)
+        score, status = learn_one_kernel(carray(xp, (d,)), yv, sv, C, counts, row, ex, hyper,
+                                         codes)
+        carray(yhat_p, (1,))[0] = shown(score)
+        return np.int64(status)
+
+    def learn_many(Sp, Cp, Kp, Rp, Ep, Hp, Qp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        X = carray(Xp, (n, d))
+        out = carray(outp, (n,))
+        if novelty:  # no target: one 0.0 for every row (the class's own _NO_TARGET)
+            Y = carray(_stack_double(), (1,))
+            Y[0] = 0.0
+        elif classify:  # labels mapped into out (read at row t before out[t] is written)
+            Yin = carray(Yp, (n,))
+            for t in range(n):
+                out[t] = label(Yin[t])
+            Y = out
+        else:
+            Y = carray(Yp, (n,))
+        first = learn_many_kernel(X, Y, out, sv, C, counts, row, ex, hyper, codes)
+        if classify or novelty:
+            for t in range(n):
+                out[t] = shown(out[t])
+        return np.int64(first)
+
+    def predict_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp):
+        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
+        return shown(predict_kernel(carray(xp, (d,)), sv, C, counts, row, ex, hyper, codes))
+
+    T = _numba_float(model.dtype)
+    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    blocks = (pT, pT, pi, pT, pi, pd, pi)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(*blocks, pT, types.float64, pd)),
+        "learn_many": (learn_many, types.int64(*blocks, pT, pd, types.int64, pd, types.int64,
+                                               pd)),
+        "predict_one": (predict_one, types.float64(*blocks, pT)),
+    }
+    return family
+
+
+def bank_family(model: Any) -> Family:
+    """DFOPBank (``DFOP(..., forgetting="auto")``): K DFOP members on a moving
+    window of forgetting factors, ``_bank_learn_one(x, y, PW, A)`` over DFOP's two
+    block names (PW: the members' P and w; B: the bank's block A). Labels as
+    DFOP's; no per-step forgetting (n_mu must be 0): the bank learns its own."""
+    from .._kernels import bank as k
+
+    d = model.n_features
+    PW, B = model._PW, model._B
+    init = type(model)(**model.get_params())
+    family = Family(
+        prefix="dfopbank",
+        d=d,
+        dtype=np.dtype(model.dtype),
+        task=model.task,
+        blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
+                Block("B", B.dtype, B.size, init._B.copy())],
+        fields=locate_fields({"PW": PW, "B": B}, [(model._state, True), (model._work, False)]),
+        hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
+        codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
+        current={"PW": PW, "B": B},
+        forgetting=False,
+    )
+    K, nB = PW.shape[0], B.size
+    classify = model.task == "classification"
+    learn_one_kernel, learn_many_kernel = k._bank_learn_one, k._bank_learn_many
+    predict_kernel = k._bank_predict_one
+
+    def label(y):
+        if y == 1.0:
+            return 1.0
+        if y == 0.0 or y == -1.0:
+            return -1.0
+        return np.nan
+
+    label = njit(inline="always", **SHIM_OPTIONS)(label)
+
+    def learn_one(PWp, Bp, xp, y, yhat_p):
+        yv = label(y) if classify else y
+        score = learn_one_kernel(carray(xp, (d,)), yv, carray(PWp, (K, d + 1, d)),
+                                 carray(Bp, (nB,)))
+        # A refused row's NaN is -1 for classification, as the class returns it.
+        carray(yhat_p, (1,))[0] = (1.0 if score >= 0.0 else -1.0) if classify else score
+        return np.int64(0 if score == score else 1)  # NaN: refused (OK / INVALID)
+
+    def learn_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        out = carray(outp, (n,))
+        if classify:  # labels mapped into out (read at row t before out[t] is written)
+            Yin = carray(Yp, (n,))
+            for t in range(n):
+                out[t] = label(Yin[t])
+            Y = out
+        else:
+            Y = carray(Yp, (n,))
+        first = learn_many_kernel(carray(Xp, (n, d)), Y, out, carray(PWp, (K, d + 1, d)),
+                                  carray(Bp, (nB,)))
+        if classify:
+            for t in range(n):
+                out[t] = 1.0 if out[t] >= 0.0 else -1.0
+        return np.int64(first)
+
+    def predict_one(PWp, Bp, xp):
+        score = predict_kernel(carray(xp, (d,)), carray(PWp, (K, d + 1, d)), carray(Bp, (nB,)))
+        if classify:
+            return 1.0 if score >= 0.0 else -1.0
+        return score
+
+    T = _numba_float(model.dtype)
+    pw, pb = types.CPointer(_numba_float(PW.dtype)), types.CPointer(types.float64)
+    px, pd = types.CPointer(T), types.CPointer(types.float64)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(pw, pb, px, types.float64, pd)),
+        "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
+        "predict_one": (predict_one, types.float64(pw, pb, px)),
+    }
+    return family
+
+
+#: The exportable classes (by exact name: a subclass may change the kernels).
+SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "NORMARegressor",
+             "NORMAClassifier", "NORMANovelty")
+
+
 def family_of(model: Any) -> Family:
     """The export description of a model instance, or a clear refusal."""
+    from .._norma_base import _NORMA
+    from ..bank import DFOPBank
     from ..dfop import DFOP
+    from ..mores import SOMOR, PARegressor
 
-    if isinstance(model, DFOP) and type(model).__name__ in ("DFOP", "RLS"):
-        return dfop_family(model)
+    name = type(model).__name__
     from ._errors import ExportError
 
+    if getattr(model, "coverage", None) is not None or getattr(
+            model, "missing", "reject") != "reject":
+        # Other kernels (the interval's pass, the imputation's step) that no shim calls.
+        raise ExportError(f"{name} with coverage or missing='impute' cannot be exported yet "
+                          "(docs/design/export.md, 'Not yet')")
+    if isinstance(model, DFOP) and name in ("DFOP", "RLS"):
+        return dfop_family(model)
+    if isinstance(model, DFOPBank) and name == "DFOPBank":
+        return bank_family(model)
+    if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
+        return linear_family(model)
+    if isinstance(model, _NORMA) and name in SUPPORTED:
+        return norma_family(model)
     raise ExportError(
-        f"{type(model).__name__} cannot be exported yet (supported: DFOP, RLS; "
+        f"{name} cannot be exported yet (supported: {', '.join(SUPPORTED)}; "
         "docs/design/export.md says why the others are not yet)")

@@ -12,6 +12,7 @@ contraction anywhere: that is what keeps the results bit-identical to the JIT.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -121,12 +122,27 @@ def abi_problem(triple: str, cpu: str, features: str, abi: str) -> str | None:
     return None
 
 
+#: numba's exception descriptor: {pickled exception, its length, its SHA-1, ...}.
+_PICKLEBUF = re.compile(r"^(@\.const\.picklebuf\.\S+ = internal constant \{[^}]*\}) \{.*\}$",
+                        re.MULTILINE)
+
+
+def _drop_exception_payloads(text: str) -> str:
+    """Zero numba's exception descriptors. A kernel's raise path (e.g. the checks of
+    ``ndarray.view``, never taken on the shims' fixed-stride arrays) stores a
+    pointer to one; only numba's Python wrapper reads it, to rebuild the Python
+    exception. The C wrapper returns the error status alone, so the pointers to
+    the pickled exceptions (absolute addresses: relocations in ``.data.rel.ro``
+    on most targets, and file paths of numba's sources in the object) are dead."""
+    return _PICKLEBUF.sub(r"\1 zeroinitializer", text)
+
+
 def link(modules: list[str], exported: list[str]) -> Any:
     """One module of every shim and its callees; only ``exported`` stays external."""
     _initialise()
     main = llvm.parse_assembly(_runtime_ir())
     for text in modules:
-        main.link_in(llvm.parse_assembly(text))
+        main.link_in(llvm.parse_assembly(_drop_exception_payloads(text)))
     keep = set(exported)
     for fn in main.functions:
         if not fn.is_declaration and fn.name not in keep:
@@ -162,8 +178,6 @@ def build(modules: list[str], exported: list[str], triple: str, cpu: str = "",
 
 
 def _strip_host_attributes(text: str) -> str:
-    import re
-
     text = re.sub(r'"target-cpu"="[^"]*"', "", text)
     return re.sub(r'"target-features"="[^"]*"', "", text)
 

@@ -40,11 +40,25 @@ class Field:
     shape: tuple
     dtype: np.dtype
     learnt: bool
+    #: Element strides when the field is not contiguous in its block (a bank's
+    #: members' w, rows of the stacked P and w); () when it is.
+    strides: tuple = ()
+
+    def runs(self) -> list[tuple[int, int]]:
+        """(first element, count) of the field's contiguous runs in its block."""
+        n = int(np.prod(self.shape))
+        if not self.strides:
+            return [(self.offset, n)]
+        if len(self.shape) > 1 and list(self.strides[1:]) != [
+                int(np.prod(self.shape[i + 1:])) for i in range(1, len(self.shape))]:
+            raise ValueError(f"field {self.name}: rows are not contiguous")
+        inner = n // self.shape[0]
+        return [(self.offset + i * self.strides[0], inner) for i in range(self.shape[0])]
 
 
 @dataclass
 class Family:
-    """What the exporter needs of a model family (DFOP, RLS)."""
+    """What the exporter needs of a model family (DFOP/RLS, SOMOR/PARegressor)."""
 
     prefix: str
     d: int
@@ -55,6 +69,12 @@ class Family:
     hyper: dict[str, float] = field(default_factory=dict)  # name -> value
     codes: dict[str, int] = field(default_factory=dict)
     functions: dict[str, Any] = field(default_factory=dict)  # C name -> (pyfunc, sig, ctype)
+    #: The model's live blocks (export_state's struct, the tests' hash of the JIT).
+    current: dict[str, np.ndarray] = field(default_factory=dict)
+    #: 0: one output (y a double, predict_one returns it); m: y and yhat are m doubles.
+    n_outputs: int = 0
+    #: Whether learn_many reads per-step forgetting factors (else n_mu must be 0).
+    forgetting: bool = True
 
 
 def _base_of(a: np.ndarray) -> np.ndarray:
@@ -82,8 +102,10 @@ def locate_fields(blocks: dict[str, np.ndarray], groups: list[tuple[Any, bool]])
                     offset, rest = divmod(start - lo, view.itemsize)
                     if rest:
                         raise ValueError(f"field {name} is not aligned in block {bname}")
+                    strides = () if view.flags.c_contiguous else tuple(
+                        st // view.itemsize for st in view.strides)
                     out.append(Field(name, bname, offset, tuple(view.shape),
-                                     view.dtype, learnt))
+                                     view.dtype, learnt, strides))
                     break
             else:
                 raise ValueError(f"field {name} is in none of the blocks {list(blocks)}")
