@@ -35,7 +35,8 @@ def pytest_collection_modifyitems(items) -> None:
     (367 of 698 CPU-s, measured per test with numba's compile events). The
     fast tier is the Quickstart's check that the install works and keeps every
     model, reference and contract in float64; CI's slow stage runs every float32
-    case. Runs before pytest's own ``-m`` selection (``tryfirst``).
+    case (the tests about float32 by name carry the mark themselves). Runs
+    before pytest's own ``-m`` selection (``tryfirst``).
     """
     for item in items:
         callspec = getattr(item, "callspec", None)

@@ -49,6 +49,7 @@ def test_coef_equals_closed_form_after_every_step(forgetting, keep_prior, d):
     assert _max_rel_dev(W, ref) < 1e-8
 
 
+@pytest.mark.slow  # float32 kernels: the deep tier (tests/conftest.py)
 @pytest.mark.parametrize("d", [4, _GAIN_BY_SQRT_FROM + 5])
 @pytest.mark.parametrize("keep_prior", [False, True])
 @pytest.mark.parametrize("forgetting", [0.0, 0.01, 0.1])
@@ -74,6 +75,7 @@ def test_float32_coef_equals_closed_form_after_every_step(forgetting, keep_prior
         (51, 0.05, True),  # 51: the block's pass two rows at a time, then 1
     ],
 )
+@pytest.mark.slow  # float32 kernels: the deep tier (tests/conftest.py)
 def test_float32_steps_round_where_the_reference_rounds(d, mu, float32_arithmetic):
     """Bit for bit against tests/reference.py's float32 step: in float32
     arithmetic (from d = 25, and below it while mu d <= 1), P x, u and the
@@ -390,6 +392,7 @@ def test_P_stays_symmetric_positive_definite(d, forgetting, scale, seed, dtype):
     assert np.all(np.isfinite(P)) and np.linalg.eigvalsh(P).min() > 0.0
 
 
+@pytest.mark.slow  # float32 kernels: the deep tier (tests/conftest.py)
 def test_float32_beyond_its_precision_rejects_instead_of_corrupting():
     """p0 ||x||^2 ~ 2e7: P's condition number exceeds float32's 1e7."""
     rng = np.random.default_rng(18)

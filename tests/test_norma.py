@@ -310,6 +310,7 @@ def test_vectorised_exp_is_within_two_ulp_of_numpy():
     assert np.isnan(row[0])
 
 
+@pytest.mark.slow  # float32 kernels: the deep tier (tests/conftest.py)
 def test_float32_exp_is_within_two_ulp_of_exp_of_its_argument():
     """The float32 model's exp (float32 arithmetic) against float64's exp
     of the same float32 argument, in float32 ulps; below -87 the floor."""
@@ -330,6 +331,7 @@ def test_float32_exp_is_within_two_ulp_of_exp_of_its_argument():
     assert np.isnan(nan[0])
 
 
+@pytest.mark.slow  # float32 kernels: the deep tier (tests/conftest.py)
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 def test_float32_arithmetic_keeps_the_float64_model_within_float32_rounding(kernel):
     """3,000 steps in float32 arithmetic: predictions within 1e-5 (relative to
