@@ -169,6 +169,8 @@ def test_every_markdown_link_resolves_inside_the_repository():
     """A clone holds everything its README and docs point at (nothing beside it,
     such as ../shared, is there for a user)."""
     root = PACKAGE.parent
+    if not PACKAGE.is_dir():
+        pytest.skip("run against an installed package: no source tree beside the tests")
     links = _markdown_links(root)
     assert len(links) > 20  # the README alone links a dozen files
     broken = []
