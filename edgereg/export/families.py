@@ -25,11 +25,42 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._kernels.selective_block import _label_of
 from .shims import SHIM_OPTIONS, Block, Family, index_names, locate_fields
 
 #: Status of learn_one (the kernels' OK / INVALID) and of the shims.
 BAD_FORGETTING = -2  # learn_many: a per-step forgetting factor outside [0, 1)
 BAD_LENGTH = -3  # learn_many: n_mu is neither 0, 1 nor n
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _labels_into(Yp, n, out):
+    """The block's labels by the classifiers' one policy (``_label_of``: 1 -> 1,
+    0 or -1 -> -1, else NaN: invalid), written into out, which the kernel then
+    reads as Y (row t is read before out[t] is written)."""
+    Y = carray(Yp, (n,))
+    for t in range(n):
+        out[t] = _label_of(Y[t])
+    return out
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _signs(out, n):
+    """A classifier's predictions as the class returns them (-1 for a refused row's NaN)."""
+    for t in range(n):
+        out[t] = 1.0 if out[t] >= 0.0 else -1.0
+
+
+def _two_block_functions(model: Any, PW: np.ndarray, learn_one, learn_many, predict_one) -> dict:
+    """The C signatures of a family over the blocks (PW, B): DFOP's and the bank's."""
+    T = _numba_float(model.dtype)
+    pw, pb = types.CPointer(_numba_float(PW.dtype)), types.CPointer(types.float64)
+    px, pd = types.CPointer(T), types.CPointer(types.float64)
+    return {
+        "learn_one": (learn_one, types.int64(pw, pb, px, types.float64, pd)),
+        "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
+        "predict_one": (predict_one, types.float64(pw, pb, px)),
+    }
 
 
 def _numba_float(dtype: np.dtype):
@@ -63,20 +94,11 @@ def dfop_family(model: Any) -> Family:
     predict_kernel, views = k._dfop_predict_one, k._packed_views
     mu_index = next(i for n, i in index_names(k, "hyper").items() if "MU" in n)
 
-    def label(y):
-        if y == 1.0:
-            return 1.0
-        if y == 0.0 or y == -1.0:
-            return -1.0
-        return np.nan
-
-    label = njit(inline="always", **SHIM_OPTIONS)(label)
-
     def learn_one(PWp, Bp, xp, y, yhat_p):
         PW = carray(PWp, (d + 1, d))
         x = carray(xp, (d,))
         work, L, hyper, codes = views(carray(Bp, (nB,)), d)
-        yv = label(y) if classify else y
+        yv = _label_of(y) if classify else y
         yhat, status = learn_one_kernel(x, yv, PW, L, work, hyper, codes)
         if classify:
             yhat = 1.0 if yhat >= 0.0 else -1.0
@@ -98,18 +120,10 @@ def dfop_family(model: Any) -> Family:
                     return np.int64(BAD_FORGETTING)
         else:
             return np.int64(BAD_LENGTH)
-        if classify:
-            # The labels mapped into out (read at row t before out[t] is written).
-            Y = carray(Yp, (n,))
-            for t in range(n):
-                out[t] = label(Y[t])
-            Y = out
-        else:
-            Y = carray(Yp, (n,))
+        Y = _labels_into(Yp, n, out) if classify else carray(Yp, (n,))
         first = learn_many_kernel(X, Y, MU, out, PW, L, work, hyper, codes)
         if classify:
-            for t in range(n):
-                out[t] = 1.0 if out[t] >= 0.0 else -1.0
+            _signs(out, n)
         return np.int64(first)
 
     def predict_one(PWp, Bp, xp):
@@ -120,14 +134,7 @@ def dfop_family(model: Any) -> Family:
             return 1.0 if score >= 0.0 else -1.0
         return score
 
-    T = _numba_float(model.dtype)
-    pw, pb = types.CPointer(_numba_float(PW.dtype)), types.CPointer(types.float64)
-    px, pd = types.CPointer(T), types.CPointer(types.float64)
-    family.functions = {
-        "learn_one": (learn_one, types.int64(pw, pb, px, types.float64, pd)),
-        "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
-        "predict_one": (predict_one, types.float64(pw, pb, px)),
-    }
+    family.functions = _two_block_functions(model, PW, learn_one, learn_many, predict_one)
     return family
 
 
@@ -277,15 +284,6 @@ def norma_family(model: Any) -> Family:
     learn_one_kernel, learn_many_kernel = k._norma_learn_one, k._norma_learn_many
     predict_kernel = k._norma_predict_one
 
-    def label(y):
-        if y == 1.0:
-            return 1.0
-        if y == 0.0 or y == -1.0:
-            return -1.0
-        return np.nan
-
-    label = njit(inline="always", **SHIM_OPTIONS)(label)
-
     def shown(score):  # what the class returns for a score
         if classify:
             return 1.0 if score >= 0.0 else -1.0
@@ -303,7 +301,7 @@ def norma_family(model: Any) -> Family:
 
     def learn_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp, y, yhat_p):
         sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        yv = 0.0 if novelty else (label(y) if classify else y)
+        yv = 0.0 if novelty else (_label_of(y) if classify else y)
         score, status = learn_one_kernel(carray(xp, (d,)), yv, sv, C, counts, row, ex, hyper,
                                          codes)
         carray(yhat_p, (1,))[0] = shown(score)
@@ -318,11 +316,8 @@ def norma_family(model: Any) -> Family:
         if novelty:  # no target: one 0.0 for every row (the class's own _NO_TARGET)
             Y = carray(_stack_double(), (1,))
             Y[0] = 0.0
-        elif classify:  # labels mapped into out (read at row t before out[t] is written)
-            Yin = carray(Yp, (n,))
-            for t in range(n):
-                out[t] = label(Yin[t])
-            Y = out
+        elif classify:
+            Y = _labels_into(Yp, n, out)
         else:
             Y = carray(Yp, (n,))
         first = learn_many_kernel(X, Y, out, sv, C, counts, row, ex, hyper, codes)
@@ -375,17 +370,8 @@ def bank_family(model: Any) -> Family:
     learn_one_kernel, learn_many_kernel = k._bank_learn_one, k._bank_learn_many
     predict_kernel = k._bank_predict_one
 
-    def label(y):
-        if y == 1.0:
-            return 1.0
-        if y == 0.0 or y == -1.0:
-            return -1.0
-        return np.nan
-
-    label = njit(inline="always", **SHIM_OPTIONS)(label)
-
     def learn_one(PWp, Bp, xp, y, yhat_p):
-        yv = label(y) if classify else y
+        yv = _label_of(y) if classify else y
         score = learn_one_kernel(carray(xp, (d,)), yv, carray(PWp, (K, d + 1, d)),
                                  carray(Bp, (nB,)))
         # A refused row's NaN is -1 for classification, as the class returns it.
@@ -396,18 +382,11 @@ def bank_family(model: Any) -> Family:
         if n_mu != 0:
             return np.int64(BAD_LENGTH)
         out = carray(outp, (n,))
-        if classify:  # labels mapped into out (read at row t before out[t] is written)
-            Yin = carray(Yp, (n,))
-            for t in range(n):
-                out[t] = label(Yin[t])
-            Y = out
-        else:
-            Y = carray(Yp, (n,))
+        Y = _labels_into(Yp, n, out) if classify else carray(Yp, (n,))
         first = learn_many_kernel(carray(Xp, (n, d)), Y, out, carray(PWp, (K, d + 1, d)),
                                   carray(Bp, (nB,)))
         if classify:
-            for t in range(n):
-                out[t] = 1.0 if out[t] >= 0.0 else -1.0
+            _signs(out, n)
         return np.int64(first)
 
     def predict_one(PWp, Bp, xp):
@@ -416,14 +395,7 @@ def bank_family(model: Any) -> Family:
             return 1.0 if score >= 0.0 else -1.0
         return score
 
-    T = _numba_float(model.dtype)
-    pw, pb = types.CPointer(_numba_float(PW.dtype)), types.CPointer(types.float64)
-    px, pd = types.CPointer(T), types.CPointer(types.float64)
-    family.functions = {
-        "learn_one": (learn_one, types.int64(pw, pb, px, types.float64, pd)),
-        "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
-        "predict_one": (predict_one, types.float64(pw, pb, px)),
-    }
+    family.functions = _two_block_functions(model, PW, learn_one, learn_many, predict_one)
     return family
 
 
