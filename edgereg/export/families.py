@@ -51,6 +51,27 @@ def _signs(out, n):
         out[t] = 1.0 if out[t] >= 0.0 else -1.0
 
 
+def _two_block_family(model: Any, prefix: str, k: Any, forgetting: bool) -> Family:
+    """The Family of a model over the blocks (PW, B) (DFOP's, the bank's), its
+    hyper and codes named by kernel module ``k``; the init image is a freshly
+    reset model's blocks."""
+    PW, B = model._PW, model._B
+    init = type(model)(**model.get_params())
+    return Family(
+        prefix=prefix,
+        d=model.n_features,
+        dtype=np.dtype(model.dtype),
+        task=model.task,
+        blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
+                Block("B", B.dtype, B.size, init._B.copy())],
+        fields=locate_fields({"PW": PW, "B": B}, [(model._state, True), (model._work, False)]),
+        hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
+        codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
+        current={"PW": PW, "B": B},
+        forgetting=forgetting,
+    )
+
+
 def _two_block_functions(model: Any, PW: np.ndarray, learn_one, learn_many, predict_one) -> dict:
     """The C signatures of a family over the blocks (PW, B): DFOP's and the bank's."""
     T = _numba_float(model.dtype)
@@ -73,21 +94,7 @@ def dfop_family(model: Any) -> Family:
 
     d = model.n_features
     PW, B = model._PW, model._B
-    blocks = {"PW": PW, "B": B}
-    fields = locate_fields(blocks, [(model._state, True), (model._work, False)])
-    init = type(model)(**model.get_params())  # the init image: a freshly reset model
-    family = Family(
-        prefix="dfop",
-        d=d,
-        dtype=np.dtype(model.dtype),
-        task=model.task,
-        blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
-                Block("B", B.dtype, B.size, init._B.copy())],
-        fields=fields,
-        hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
-        codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
-        current={"PW": PW, "B": B},
-    )
+    family = _two_block_family(model, "dfop", k, forgetting=True)
     nB = B.size
     classify = model.task == "classification"
     learn_one_kernel, learn_many_kernel = k._dfop_learn_one, k._dfop_learn_many
@@ -351,20 +358,7 @@ def bank_family(model: Any) -> Family:
 
     d = model.n_features
     PW, B = model._PW, model._B
-    init = type(model)(**model.get_params())
-    family = Family(
-        prefix="dfopbank",
-        d=d,
-        dtype=np.dtype(model.dtype),
-        task=model.task,
-        blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
-                Block("B", B.dtype, B.size, init._B.copy())],
-        fields=locate_fields({"PW": PW, "B": B}, [(model._state, True), (model._work, False)]),
-        hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
-        codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
-        current={"PW": PW, "B": B},
-        forgetting=False,
-    )
+    family = _two_block_family(model, "dfopbank", k, forgetting=False)
     K, nB = PW.shape[0], B.size
     classify = model.task == "classification"
     learn_one_kernel, learn_many_kernel = k._bank_learn_one, k._bank_learn_many
