@@ -705,12 +705,14 @@ class CompareReference:
         self.d, self.span, self.lam, self.theta, self.rate = d, span, lam, theta, rate
         self.Ac, self.bc = np.eye(d), np.zeros(d)
         self.As, self.bs = np.eye(d), np.zeros(d)  # the shadow (SelectiveSampler)
-        self.wait = candidate  # SelectiveSampler: no instance before span tested rounds
+        # SelectiveSampler: no instance before 3 spans of tested rounds
+        self.wait_spans = 3 if candidate else 0
         self.restart()
 
     def restart(self) -> None:
         self.labels = 0
-        self.slots: list[dict | None] = [None if self.wait else {"j": 1, "deltas": []}, None]
+        self.slots: list[dict | None] = [None if self.wait_spans else {"j": 1, "deltas": []},
+                                         None]
 
     def track(self, margin: float, test_every: int) -> None:
         above = 1.0 if margin > self.theta else 0.0
@@ -745,7 +747,8 @@ class CompareReference:
         self.labels += 1
         if self.labels % self.span == 0:
             q = self.labels // self.span
-            self.slots[q % 2] = {"j": q + 1, "deltas": []}
+            if q >= self.wait_spans:
+                self.slots[q % 2] = {"j": q + 1, "deltas": []}
         return best
 
 

@@ -51,6 +51,9 @@ PSI = tuple(-math.log1p(-lam) - lam for lam in BETS)
 _LOG_N_BETS = math.log(9.0)
 #: The candidate RLS's forgetting per label (SelectiveSampler; memory ~50 labels).
 CANDIDATE_LAMBDA = 0.98
+#: SelectiveSampler's comparison starts no instance in an epoch's first
+#: WAIT_SPANS spans of tested rounds (``compare_restart``).
+WAIT_SPANS = 3
 
 # Globals (C[:8]).
 # GLOBAL_LAST and GLOBAL_THETA are at the e-process's GLOBAL_LAST and GLOBAL_THETA: the
@@ -124,10 +127,11 @@ def _start_instance(C, i, j):
 def compare_restart(C, span):
     """A new epoch: instance 1 starts (DriftAlarm: after its incumbent's burn-in),
     slot 1 waits ``span`` tested rounds. SelectiveSampler's block (the one with a
-    shadow) starts no instance before ``span`` tested rounds: the comparison
-    waits until the shadow has learnt that many labels and the classifier,
-    which picks the tested rounds, has settled (measured: XOR labels switched
-    in 6 of 10 runs within the first 1,800 rounds without this wait)."""
+    shadow) starts no instance before ``WAIT_SPANS`` spans of tested rounds: the
+    comparison waits until the shadow has learnt that many labels and the
+    classifier, which picks the tested rounds, has settled (XOR labels on
+    [0, 1]^2, 100 runs: a switch in 25 with a wait of one span, 12 with two,
+    2 with three; docs/design/switch-tests.md)."""
     C[GLOBAL_LABELS] = 0.0
     C[GLOBAL_SPAN] = float(span)
     C[GLOBAL_ROWS] = 0.0
@@ -216,7 +220,8 @@ def compare_label(delta, threshold, C):
     span = int(C[GLOBAL_SPAN])
     if n % span == 0:
         q = n // span
-        _start_instance(C, q % 2, q + 1)
+        if C[GLOBAL_WAIT] == 0.0 or q >= WAIT_SPANS:
+            _start_instance(C, q % 2, q + 1)
     return fired
 
 
@@ -554,7 +559,7 @@ def compare_faults(C, d, span, drift, field):
                 faults.append((field, f"instance {i} holds inconsistent sums or counts"))
     if C[GLOBAL_WAIT] != (0.0 if drift else 1.0):
         faults.append((field, f"holds a wait flag {C[GLOBAL_WAIT]!r} of the other model"))
-    if live == 0 and not (C[GLOBAL_WAIT] == 1.0 and C[GLOBAL_LABELS] < span):
+    if live == 0 and not (C[GLOBAL_WAIT] == 1.0 and C[GLOBAL_LABELS] < WAIT_SPANS * span):
         faults.append((field, "holds no running instance of the test"))
     o = N_GLOBALS + _SLOTS * N_SCALARS
     P = C[o + d : o + d + d * d].reshape((d, d))
