@@ -38,9 +38,12 @@ import math
 import numpy as np
 
 from .._jit import inline_kernel, kernel, python_function, recompile_with
+from . import dfop_pass as _pass_kernels
 from . import eprocess as _eprocess_kernels
 from . import linalg as _linalg_kernels
+from .dfop_pass import _TWO_ROWS_FROM, _downdate_pass, _downdate_pass_2
 from .eprocess import _NONE, THETA_FLOOR, THETA_START, _log_add, _log_prior, _reset_rls
+from .linalg import symv as _symv
 
 #: The bets l of the mixture (equal weights).
 BETS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
@@ -246,8 +249,7 @@ def compare_alarm(C, span):
 
 @inline_kernel
 def rls_products(x, w, P, Px):
-    """Px = P x (row axpys, the order ``rls_learn_fused`` accumulates in);
-    returns (w^T x, x^T P x)."""
+    """Px = P x (row axpys, ``linalg.symv``'s order); returns (w^T x, x^T P x)."""
     d = w.shape[0]
     for j in range(d):
         Px[j] = 0.0
@@ -281,11 +283,11 @@ def rls_fits(f, r, P, Px, scale):
 
 
 @inline_kernel
-def rls_learn_fused(y, f, r, w, P, Px, scale, xnext, acc, fuse):
+def rls_learn(y, f, r, w, P, Px, scale):
     """Learn (x, y) given Px = P x, f = w^T x, r = x^T P x, with P first scaled
-    by ``scale`` (1 / lambda; 1: no forgetting), in one pass over P; with
-    ``fuse``, acc = P_new xnext accumulated in the same pass (the sums of
-    ``rls_products``, so the same bits)."""
+    by ``scale`` (1 / lambda; 1: no forgetting), in one pass over P
+    (SelectiveSampler's candidate and shadow; DriftAlarm's incumbent runs
+    DFOP's pass, ``compare_drift_run``)."""
     d = w.shape[0]
     r *= scale
     c = 1.0 / (1.0 + r)
@@ -294,21 +296,10 @@ def rls_learn_fused(y, f, r, w, P, Px, scale, xnext, acc, fuse):
     for j in range(d):
         w[j] += Px[j] * scale * g
         Px[j] *= sc
-    if fuse:
+    for i in range(d):
+        ui = Px[i]
         for j in range(d):
-            acc[j] = 0.0
-        for i in range(d):
-            ui = Px[i]
-            xi = np.float64(xnext[i])
-            for j in range(d):
-                v = P[i, j] * scale - ui * Px[j]
-                P[i, j] = v
-                acc[j] += xi * v
-    else:
-        for i in range(d):
-            ui = Px[i]
-            for j in range(d):
-                P[i, j] = P[i, j] * scale - ui * Px[j]
+            P[i, j] = P[i, j] * scale - ui * Px[j]
 
 
 # ----------------------------------------------------- SelectiveSampler's side
@@ -330,7 +321,7 @@ def candidate_learn(y, f, r, C, d, Pcx):
         trace += Pc[i, i]
     scale = 1.0 / CANDIDATE_LAMBDA if trace <= d else 1.0
     if rls_fits(f, r, Pc, Pcx, scale):
-        rls_learn_fused(y, f, r, wc, Pc, Pcx, scale, Pcx, Pcx, False)
+        rls_learn(y, f, r, wc, Pc, Pcx, scale)
 
 
 @inline_kernel
@@ -345,7 +336,7 @@ def shadow_learn(y, f, r, C, d, Psx):
     """The shadow learns (x, y), without forgetting."""
     ws, Ps = shadow_rls(C, d)
     if rls_fits(f, r, Ps, Psx, 1.0):
-        rls_learn_fused(y, f, r, ws, Ps, Psx, 1.0, Psx, Psx, False)
+        rls_learn(y, f, r, ws, Ps, Psx, 1.0)
 
 
 @kernel
@@ -419,107 +410,142 @@ def _clip(v, lo, hi):
 
 
 @inline_kernel
-def _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc, hyper, codes):
-    """One row: the incumbent RLS's prediction against the model's, clipped
-    squared losses normalised by the predictable range, into the test; then
-    y's statistics and the incumbent learn the row.
+def _drift_delta(y, f, m, ys, width):
+    """The row's loss difference (incumbent's prediction f, model's m) in [-1, 1]:
+    squared losses clipped to y's epoch mean +- ``width`` absolute deviations,
+    over the square of that range (NaN when not finite)."""
+    half = width * ys[YSTAT_ABSDEV]
+    lo = ys[YSTAT_MEAN] - half
+    hi = ys[YSTAT_MEAN] + half
+    yc = _clip(y, lo, hi)
+    li = yc - _clip(f, lo, hi)
+    lc = yc - _clip(m, lo, hi)
+    delta = (li * li - lc * lc) / ((hi - lo) * (hi - lo))
+    return -1.0 if delta < -1.0 else (1.0 if delta > 1.0 else delta)
 
-    Returns (status, fused): status 1 on an alarm, 0 without, -1 when the row
-    is not tested (a value not finite, or beyond the limits); fused: the
-    next row's P0 x is in work[d:] (accumulated in this row's update).
-    ``fresh``: work[:d] already holds P0 X[t].
-    """
-    d = X.shape[1]
-    n = X.shape[0]
-    y = np.float64(Y[t])
-    m = np.float64(M[t])
-    nn = 0.0
-    for j in range(d):
-        v = np.float64(X[t, j])
-        nn += v * v
-    if not (math.isfinite(nn) and math.isfinite(y) and math.isfinite(m)):
-        return -1, False
-    if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
-        return -2, False
-    rows = C[GLOBAL_ROWS]
-    if rows == 0.0:
-        if nn == 0.0:
-            return 0, False  # the prior waits for a row that sets its scale
-        p0 = PRIOR_SCALE / nn
-        p0 = p0 if p0 < 1e100 else 1e100
-        for i in range(d):
-            w0[i] = 0.0
-            for j in range(d):
-                P0[i, j] = 0.0
-            P0[i, i] = p0
-        fresh = False
-    if not fresh:
-        f, r = rls_products(X[t], w0, P0, Px)
-    else:
-        f = 0.0
-        r = 0.0
-        for j in range(d):
-            xj = np.float64(X[t, j])
-            f += w0[j] * xj
-            r += xj * Px[j]
-    fired = False
-    if rows >= codes[CODE_COMPARE_BURN] and ys[YSTAT_ABSDEV] > 0.0:
-        width = hyper[HYPER_COMPARE_WIDTH] * ys[YSTAT_ABSDEV]
-        lo = ys[YSTAT_MEAN] - width
-        hi = ys[YSTAT_MEAN] + width
-        yc = _clip(y, lo, hi)
-        li = yc - _clip(f, lo, hi)
-        lc = yc - _clip(m, lo, hi)
-        delta = (li * li - lc * lc) / ((hi - lo) * (hi - lo))
-        delta = -1.0 if delta < -1.0 else (1.0 if delta > 1.0 else delta)
-        if math.isfinite(delta):
-            fired = compare_label(delta, threshold, C)
-    # y's statistics of the epoch (after their use: predictable).
-    k = rows + 1.0
+
+@inline_kernel
+def _drift_ystats(y, rows, ys):
+    """y's mean and mean absolute deviation of the epoch, after their use (predictable)."""
     dev = abs(y - ys[YSTAT_MEAN]) if rows > 0.0 else 0.0
-    ys[YSTAT_MEAN] += (y - ys[YSTAT_MEAN]) / k
+    ys[YSTAT_MEAN] += (y - ys[YSTAT_MEAN]) / (rows + 1.0)
     if rows > 0.0:
         ys[YSTAT_ABSDEV] += (dev - ys[YSTAT_ABSDEV]) / rows
-    C[GLOBAL_ROWS] = k
-    fuse = False
-    if rls_fits(f, r, P0, Px, 1.0):
-        fuse = t + 1 < n
-        rls_learn_fused(y, f, r, w0, P0, Px, 1.0, X[t + 1] if fuse else X[t], acc, fuse)
-    if fired:
-        C[GLOBAL_ALARMS] += 1.0
-        compare_restart(C, codes[CODE_COMPARE_SPAN])
-        for k2 in range(N_YSTATS):
-            ys[k2] = 0.0
-        return 1, False
-    return 0, fuse
+
+
+@kernel
+def _drift_prior(x, w0, P0):
+    """The epoch's incumbent at its prior w0 = 0, P0 = PRIOR_SCALE / ||x||^2 I
+    (x the epoch's first nonzero row, ||x||^2 <= _X2_LIMIT)."""
+    nn = 0.0
+    for j in range(x.shape[0]):
+        v = np.float64(x[j])
+        nn += v * v
+    p0 = PRIOR_SCALE / nn
+    p0 = p0 if p0 < 1e100 else 1e100
+    d = w0.shape[0]
+    for i in range(d):
+        w0[i] = 0.0
+        for j in range(d):
+            P0[i, j] = 0.0
+        P0[i, i] = p0
 
 
 @kernel
 def compare_drift_run(X, Y, M, rows, C, N, work, hyper, codes, record, n_counts):
-    """``_drift_compare_row`` over rows 0 .. rows - 1, recording alarms in N
+    """DriftAlarm's test over rows 0 .. rows - 1, recording alarms in N
     (``record`` entries, then ``n_counts`` counts: seen, skipped, alarms);
-    returns the alarms raised."""
+    returns the alarms raised.
+
+    Each row: the incumbent RLS's prediction against the model's (M), clipped
+    squared losses normalised by the predictable range, into the test; then
+    y's statistics and the incumbent learn the row. A row with a value not
+    finite is not counted, one beyond the limits counted as skipped (not as
+    seen); neither is tested nor learnt.
+
+    The incumbent's step is DFOP's at mu = 0 (docs/algorithms/dfop.md, lambda = 1):
+    P x by ``linalg.symv``, the gain, then ``dfop_pass``'s rank-one pass
+    P <- P - u u^T (u = P x sqrt(c)) with P_new x_next accumulated on the way,
+    the next row's P x (the same sums, so the same bits as ``symv``).
+    Written in this loop, not in a row helper: an inlined helper's array
+    arguments cost an atomic reference count each per row (measured: ~170 ns
+    a row at d = 10 for the previous row helper's 11 arrays, more than the
+    row's arithmetic; docs/design/switch-tests.md, "Cost").
+    """
     d = X.shape[1]
+    n = X.shape[0]
     alarms = 0
-    fresh = False
+    fresh = False  # Px holds P0 X[t] (accumulated by the previous row's pass)
     counts = N[record : record + n_counts]
     threshold = -math.log(hyper[HYPER_COMPARE_DELTA])
+    width = hyper[HYPER_COMPARE_WIDTH]
+    burn = codes[CODE_COMPARE_BURN]
+    span = codes[CODE_COMPARE_SPAN]
     w0, P0 = compare_rls(C, d)
     ys = _ystats(C, d)
     Px = work[:d]
     acc = work[d : 2 * d]
     for t in range(rows):
-        status, fused = _drift_compare_row(X, Y, M, t, fresh, threshold, C, w0, P0, ys, Px, acc,
-                                           hyper, codes)
-        if fused:
+        x = X[t]
+        y = np.float64(Y[t])
+        m = np.float64(M[t])
+        nn = 0.0
+        for j in range(d):
+            v = np.float64(x[j])
+            nn += v * v
+        if not (math.isfinite(nn) and math.isfinite(y) and math.isfinite(m)):
+            fresh = False
+            continue
+        if not (nn <= _X2_LIMIT and abs(y) <= _Y_LIMIT and abs(m) <= _Y_LIMIT):
+            counts[1] += 1  # skipped, not counted as seen
+            fresh = False
+            continue
+        counts[0] += 1
+        rows_seen = C[GLOBAL_ROWS]
+        if rows_seen == 0.0:
+            if nn == 0.0:
+                fresh = False
+                continue  # the prior waits for a row that sets its scale
+            _drift_prior(x, w0, P0)
+            fresh = False
+        if not fresh:
+            _symv(P0, x, Px)
+        f = 0.0
+        r = 0.0
+        for j in range(d):
+            xj = np.float64(x[j])
+            f += w0[j] * xj
+            r += xj * Px[j]
+        fired = False
+        if rows_seen >= burn and ys[YSTAT_ABSDEV] > 0.0:
+            delta = _drift_delta(y, f, m, ys, width)
+            if math.isfinite(delta):
+                fired = compare_label(delta, threshold, C)
+        _drift_ystats(y, rows_seen, ys)
+        C[GLOBAL_ROWS] = rows_seen + 1.0
+        fresh = False
+        if rls_fits(f, r, P0, Px, 1.0):
+            c = 1.0 / (1.0 + r)
+            g = (y - f) * c
+            s = math.sqrt(c)
             for j in range(d):
-                Px[j] = acc[j]
-        fresh = fused
-        if status == -2:
-            counts[1] += 1
-        if status >= 0:
-            counts[0] += 1
-        if status == 1:
+                w0[j] += Px[j] * g
+                Px[j] *= s
+            xn = X[t + 1] if t + 1 < n else x
+            if d >= _TWO_ROWS_FROM:
+                _downdate_pass_2(P0, Px, 1.0, xn, acc)
+            else:
+                _downdate_pass(P0, Px, 1.0, xn, acc)
+            if t + 1 < n:
+                for j in range(d):
+                    Px[j] = acc[j]
+                fresh = True
+        if fired:
+            C[GLOBAL_ALARMS] += 1.0
+            compare_restart(C, span)
+            for k in range(N_YSTATS):
+                ys[k] = 0.0
+            fresh = False
             k = counts[2]
             N[k % record] = counts[0] - 1
             counts[2] = k + 1
@@ -583,4 +609,4 @@ def compare_faults(C, d, span, drift, field):
 
 
 # Kernels here call eprocess's and linalg's: recompile them when they change (see _jit).
-recompile_with(globals(), _eprocess_kernels, _linalg_kernels)
+recompile_with(globals(), _eprocess_kernels, _linalg_kernels, _pass_kernels)
