@@ -467,10 +467,10 @@ def compare_drift_run(X, Y, M, rows, C, N, work, hyper, codes, record, n_counts)
     P x by ``linalg.symv``, the gain, then ``dfop_pass``'s rank-one pass
     P <- P - u u^T (u = P x sqrt(c)) with P_new x_next accumulated on the way,
     the next row's P x (the same sums, so the same bits as ``symv``).
-    Written in this loop, not in a row helper: an inlined helper's array
-    arguments cost an atomic reference count each per row (measured: ~170 ns
-    a row at d = 10 for the previous row helper's 11 arrays, more than the
-    row's arithmetic; docs/design/switch-tests.md, "Cost").
+    Written in this loop, not in a row helper: the previous inlined row
+    helper's 11 array arguments cost atomic reference counts, ~170 ns a row
+    at d = 10, more than the row's arithmetic; the helpers left take one or
+    two arrays and cost nothing measurable (docs/design/switch-tests.md, "Cost").
     """
     d = X.shape[1]
     n = X.shape[0]
