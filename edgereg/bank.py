@@ -1,17 +1,19 @@
 """DFOPBank: DFOP whose forgetting factor tunes itself (docs/algorithms/dfop.md).
 
-``DFOP(n_features, forgetting="auto")`` builds one. It runs K = 4 DFOPs
-side by side, every one learning every sample, on K adjacent factors of a
-lattice that covers the whole range: 0, then factors about 3x apart in the
-odds mu / (1 - mu) up to 0.99 (``DEFAULT_LATTICE``). It predicts with their
+``DFOP(n_features, forgetting="auto")`` builds one. It runs 5 DFOPs
+side by side, every one learning every sample: a window of 4 adjacent
+factors of a lattice that covers the whole range (0, then factors about 3x
+apart in the odds mu / (1 - mu) up to 0.99, ``DEFAULT_LATTICE``) and a
+scout 3 factors above the window's top. It predicts with their
 predictions weighted by fixed share (Herbster & Warmuth 1998): exponential
 weights on each member's loss (its squared error for regression, its
 wrong signs for labels), mixed with a little of the uniform weights at
 every step so that the lead can change hands when the drift changes.
 Every 32 samples the window of members slides one factor along the
 lattice when its fastest or slowest member has the smallest loss
-averaged over the last ~500 samples: the rate is found wherever it lies,
-in fixed memory and at the cost of K DFOPs. ``forgetting_`` is the
+averaged over the last ~500 samples, or jumps onto the scout's factor when
+the scout has it: the rate is found wherever it lies, past a dip of the
+error over the factors, in fixed memory and at the cost of K DFOPs. ``forgetting_`` is the
 members' factors weighted, the drift rate the bank has learnt.
 
 The kernels and the aggregation's equations are ``_kernels/bank.py``; the
@@ -30,6 +32,7 @@ from ._jit import FirstCall, python_function
 from ._kernels.bank import (
     CODE_CLASSIFY,
     CODE_LATTICE,
+    CODE_SCOUT,
     CODE_SKIP,
     ERROR_LIMIT,
     HYPER_ETA,
@@ -42,6 +45,7 @@ from ._kernels.bank import (
     _bank_predict_one,
     _bank_views,
     bank_size,
+    member_index,
 )
 from ._kernels.dfop import CODE_PERIOD, HYPER_MU, LEARNT_COUNTS, LEARNT_FORGOTTEN, _packed_views
 from ._kernels.fleet import (
@@ -55,7 +59,7 @@ from .dfop import DFOP, dfop_constants, init_dfop_parameters, init_interval, ref
 from .fleet import Fleet
 
 __all__ = ["DFOPBank", "FleetBank", "DEFAULT_LATTICE", "DEFAULT_MEMBERS", "DEFAULT_GRID",
-           "STUDY_GRID"]
+           "SCOUT_GAP", "STUDY_GRID"]
 
 #: The forgetting factors the default bank's window slides over: 0, then
 #: factors about 3x apart in the odds mu / (1 - mu) (log-spaced in mu below
@@ -63,8 +67,14 @@ __all__ = ["DFOPBank", "FleetBank", "DEFAULT_LATTICE", "DEFAULT_MEMBERS", "DEFAU
 #: chosen in advance (docs/design/auto-forgetting.md).
 DEFAULT_LATTICE = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 0.5, 0.75, 0.9, 0.97,
                    0.99)
-#: Members of the default bank: a window of 4 adjacent factors of the lattice.
+#: Members of the default bank: a window of 4 adjacent factors of the lattice
+#: (and a scout, ``SCOUT_GAP`` factors above the window's top).
 DEFAULT_MEMBERS = 4
+#: The scout of a moving window: one more member this many lattice factors
+#: above the window's top (at most the last factor). When it leads, the
+#: window jumps to it instead of climbing one factor per move, past a dip
+#: of the error over the factors (docs/design/auto-forgetting.md).
+SCOUT_GAP = 3
 #: The lowest member's factor when a moving window starts (the nearest of the lattice).
 START_FORGETTING = 1e-3
 #: The fixed grid of the bank before the window (6 members from 0 to 0.1):
@@ -121,20 +131,22 @@ class DFOPBankWork(NamedTuple):
 def _allocate_banks(
     n_banks: int, n_features: int, lattice: tuple[float, ...], K: int, p0: float,
     dtype: np.dtype, keep_prior: bool, classify: bool, skip: bool, eta: float, share: float,
+    scout: int = 0,
 ) -> tuple[DFOPBankState, DFOPBankWork]:
     """n_banks banks' state and workspace, every field with a leading axis of n_banks.
 
     Two blocks (``_kernels/bank.py``): PW (n_banks, K, d + 1, d) and A
     (n_banks, bank_size), each row of A starting on a 64-byte boundary. A
     DFOPBank is row 0 of one bank; a FleetBank's model k is row k. The
-    members start at the lattice's factors ``start_index(lattice, K)``, ...
+    window starts at the lattice's factor ``start_index(lattice, W)`` (W = K,
+    or K - 1 with a scout ``scout`` factors above the window's top).
     """
     F, d, n = n_banks, n_features, len(lattice)
     PW = aligned_zeros((F, K, d + 1, d), dtype)  # as DFOP's (dfop._allocate)
     PW[:, :, np.arange(d), np.arange(d)] = p0
     size = python_function(bank_size)(K, n, d)
     A = aligned_zeros((F, _padded(size)))[:, :size]
-    low = start_index(lattice, K)
+    low = start_index(lattice, K - (scout > 0))
     periods = [refresh_period(d, mu) for mu in lattice]
     for row in A:
         codes = python_function(_bank_views)(row, K, d)[1]
@@ -142,7 +154,7 @@ def _allocate_banks(
         hyper, codes, _, _, v, _, B, _, window, grid, period, _ = (
             python_function(_bank_views)(row, K, d))
         hyper[HYPER_ETA], hyper[HYPER_SHARE] = eta, share
-        codes[CODE_CLASSIFY], codes[CODE_SKIP] = classify, skip
+        codes[CODE_CLASSIFY], codes[CODE_SKIP], codes[CODE_SCOUT] = classify, skip, scout
         v[:] = 1.0 / K
         window[0] = low
         grid[:] = lattice
@@ -151,7 +163,7 @@ def _allocate_banks(
             _, _, h, c = python_function(_packed_views)(member, d)
             # Members skip what their state cannot take; the bank has refused
             # every invalid sample before they see it (_kernels/bank.py).
-            mu = lattice[low + k]
+            mu = lattice[python_function(member_index)(low, k, K, n, scout)]
             dfop_constants(mu, p0, refresh_period(d, mu), keep_prior, True, h, c)
     # Every field over all banks (and members): bank 0's (member 0's) own
     # views, stacked, so the layout is written once (_bank_views, _packed_views).
@@ -190,12 +202,13 @@ def place_members(state: DFOPBankState, work: DFOPBankWork, lattice: tuple[float
     """Set every member's factor and refresh period from the state's window (after a load:
     the workspace holds the members' constants, the state where the window stands)."""
     K = state.w.shape[-2]
+    scout = int(work.codes.reshape(-1)[CODE_SCOUT])  # the same in every bank of a fleet
     lows = state.window.reshape(-1)
     hyper = work.member_hyper.reshape(-1, K, work.member_hyper.shape[-1])
     codes = work.member_codes.reshape(-1, K, work.member_codes.shape[-1])
     for f, low in enumerate(lows):
         for k in range(K):
-            mu = lattice[int(low) + k]
+            mu = lattice[python_function(member_index)(int(low), k, K, len(lattice), scout)]
             hyper[f, k, HYPER_MU] = mu
             codes[f, k, CODE_PERIOD] = refresh_period(d, mu)
 
@@ -212,7 +225,8 @@ def _stacked(rows: np.ndarray, view: np.ndarray) -> np.ndarray:
     return rows[..., offset : offset + view.size]
 
 
-def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int) -> list[tuple[str, str]]:
+def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int,
+                scout: int = 0) -> list[tuple[str, str]]:
     """(field, reason) for every invariant one bank's state breaks (none: usable).
 
     A window within the lattice; every member's DFOP invariants
@@ -223,7 +237,7 @@ def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int) -> list[tu
     """
     faults = []
     K = s.w.shape[0]
-    faults += index_faults("window", int(s.window[0]), 0, len(lattice) - K,
+    faults += index_faults("window", int(s.window[0]), 0, len(lattice) - K + (scout > 0),
                            "the lattice index of member 0")
     if faults:
         return faults
@@ -263,7 +277,7 @@ def _check_auto(forgetting: Any, what: str) -> None:
 
 
 def _init_bank_parameters(model: Any, grid: Any, members: Any, learning_rate: Any,
-                          share: Any) -> None:
+                          share: Any, scout: Any = None) -> None:
     """The bank's own parameters (DFOP's are set by ``init_dfop_parameters``).
 
     ``forgetting_grid=None`` is the default lattice with a window of
@@ -287,15 +301,27 @@ def _init_bank_parameters(model: Any, grid: Any, members: Any, learning_rate: An
         raise ValueError(f"forgetting_grid must be increasing for a window of {K} members "
                          f"to slide on, got {list(lattice)}")
     model.members = members
+    model.scout = scout
+    if scout is None:
+        gap = SCOUT_GAP if K < len(lattice) else 0
+    else:
+        gap = check_int("scout", scout, 0, len(lattice) - 1)
+        if gap and K >= len(lattice):
+            raise ValueError(f"scout must be 0 for a fixed bank (members={K} take every factor "
+                             f"of forgetting_grid), got {scout!r}")
+    model._scout = gap
     model.learning_rate = check_float("learning_rate", learning_rate, 0.0, 1e6, low_open=True)
     model.share = check_float("share", share, 0.0, 1.0, high_open=True)
     model._lattice = lattice
-    model._K = K
+    model._K = K + (gap > 0)  # the window's K members, and the scout
     model._grid = np.array(lattice)
 
 
 def _file_params(params: dict[str, Any]) -> dict[str, Any]:
-    """A file saved before the window had a fixed grid and no ``members``: that bank."""
+    """A file saved before the window had a fixed grid and no ``members``: that bank;
+    one saved before the scout had none (``scout=0``)."""
+    if "scout" not in params:
+        params = {**params, "scout": 0}
     if "members" not in params:
         params = dict(params)
         grid = params.get("forgetting_grid")
@@ -335,7 +361,7 @@ class BankModel:
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
         faults = OnlineModel._state_faults(self, state)  # type: ignore[arg-type]
-        return faults + bank_faults(state, self._lattice, self._dfop_dimension())  # type: ignore[arg-type, attr-defined]
+        return faults + bank_faults(state, self._lattice, self._dfop_dimension(), self._scout)  # type: ignore[arg-type, attr-defined]
 
     @classmethod
     def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
@@ -354,7 +380,10 @@ class BankModel:
     def member_forgetting_(self) -> np.ndarray:
         """The members' forgetting factors now, slowest first (the window on the lattice)."""
         low = int(self._state.window[0])
-        return self._grid[low : low + self._K].copy()
+        n = len(self._grid)
+        index = python_function(member_index)
+        return np.array([self._grid[index(low, k, self._K, n, self._scout)]
+                         for k in range(self._K)])
 
     @property
     def forgetting_weights_(self) -> np.ndarray:
@@ -426,9 +455,12 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     (slowest) member has strictly the smallest loss averaged over about
     500 samples, L_k <- L_k + (l_k - L_k) / 500, the window moves one factor
     up (down) the lattice: the member at the other end is dropped and the
-    new one starts as a copy of its neighbour with the next factor. So the
-    bank forgets fast while the world drifts fast and slowly while it is
-    still, with no upper end chosen in advance.
+    new one starts as a copy of its neighbour with the next factor. A scout,
+    one more member ``scout`` factors above the window's top, probes beyond
+    it: when it has the smallest slow loss (after 500 samples), the window
+    jumps, its top onto the scout's factor, every member a copy of the
+    scout. So the bank forgets fast while the world drifts fast and slowly
+    while it is still, with no upper end chosen in advance.
 
     Parameters
     ----------
@@ -442,10 +474,16 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         (0, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 0.9,
         0.97, 0.99).
     members : int, optional
-        K, the window's size. Default: 4 on the default lattice; with a
+        The window's size. Default: 4 on the default lattice; with a
         ``forgetting_grid`` given, one member per factor (a fixed bank, as
         before the window). A one-member bank is plain DFOP (its state and
         predictions bit for bit).
+    scout : int, optional
+        Lattice factors between the window's top and the scout, a member
+        beyond the window (the last one, at most at the lattice's last
+        factor); 0: no scout (the window alone, as files written before the
+        scout load). Default: ``SCOUT_GAP`` (3) for a moving window, 0 for a
+        fixed bank. K, the number of members, is the window's plus one.
     learning_rate : float, default 2.0
         eta of the exponential weights (on the losses above: 1/4 a wrong
         sign, or the squared error over 50 times the bank's mean squared error).
@@ -477,10 +515,10 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     -----
     Memory: K times a DFOP's (K (d^2 + d) values of the dtype, K (3s + 10)
     float64 with s = d rounded up to 8, each member's rounded up to 8),
-    plus 11 + 3K float64 of the aggregate and the window, two per factor of
+    plus 12 + 3K float64 of the aggregate and the window, two per factor of
     the lattice and the predictions of a chunk of 32 rows per member:
-    ``nbytes()``. d = 10, K = 4, the default lattice: 7,000 bytes in
-    float64 (1.3 KB for one DFOP).
+    ``nbytes()``. d = 10, K = 5 (the window of 4 and the scout), the default
+    lattice: 8,680 bytes in float64 (1.3 KB for one DFOP).
 
     A sample is invalid for the bank (raise or skip, as ``on_invalid``
     says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid
@@ -515,6 +553,7 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
+        scout: Any = None,
         coverage: float | None = None,
         missing: str = "reject",
     ) -> None:
@@ -528,14 +567,14 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         self.missing = missing
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
-        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share, scout)
         init_interval(self, coverage)
         self.reset()
 
     def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
         state, work = _allocate_banks(
             1, self.n_features, self._lattice, self._K, self.p0, self.dtype, self.keep_prior,
-            self._classify, self._skip, self.learning_rate, self.share,
+            self._classify, self._skip, self.learning_rate, self.share, self._scout,
         )
         return self._with_interval(DFOPBankState(*(f[0] for f in state)),
                                    DFOPBankWork(*(f[0] for f in work)))
@@ -651,6 +690,7 @@ class FleetBank(Fleet):
         members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
+        scout: Any = None,
     ) -> None:
         _check_auto(forgetting, "FleetBank")
         self.n_models = check_int("n_models", n_models)
@@ -659,7 +699,7 @@ class FleetBank(Fleet):
         self.on_invalid = check_on_invalid(on_invalid)
         self._skip = self.on_invalid == "skip"
         init_dfop_parameters(self, self.n_features, 0.0, task, p0, keep_prior)
-        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share, scout)
         self.reset()
 
     @classmethod
@@ -680,6 +720,7 @@ class FleetBank(Fleet):
         state, work = _allocate_banks(
             self.n_models, self.n_features, self._lattice, self._K, self.p0, self.dtype,
             self.keep_prior, self._classify, self._skip, self.learning_rate, self.share,
+            self._scout,
         )
         return state, FleetBankWork(*work, status=np.zeros(self.n_models, dtype=np.int64))
 
@@ -702,7 +743,7 @@ class FleetBank(Fleet):
         faults = OnlineModel._state_faults(self, state)
         for k in range(self.n_models):
             one = DFOPBankState(*(field[k] for field in state))
-            for field, reason in bank_faults(one, self._lattice, self.n_features):
+            for field, reason in bank_faults(one, self._lattice, self.n_features, self._scout):
                 faults.append((field, f"of model {k}: {reason}"))
         return faults
 
@@ -723,7 +764,10 @@ class FleetBank(Fleet):
     @property
     def member_forgetting_(self) -> np.ndarray:
         """Each model's members' factors now, shape (n_models, K) (its window)."""
-        return self._grid[self._state.window + np.arange(self._K)]
+        index = python_function(member_index)
+        n = len(self._grid)
+        return np.array([[self._grid[index(int(low), k, self._K, n, self._scout)]
+                          for k in range(self._K)] for low in self._state.window.reshape(-1)])
 
     @property
     def forgetting_weights_(self) -> np.ndarray:

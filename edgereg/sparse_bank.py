@@ -123,10 +123,11 @@ class SparseDFOPBank(BankIntervals, BankModel, SparseDFOP):
         members: Any = None,
         learning_rate: float = 2.0,
         share: float = 1e-3,
+        scout: Any = None,
         coverage: float | None = None,
     ) -> None:
         _check_auto(forgetting, "SparseDFOPBank")
-        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share)
+        _init_bank_parameters(self, forgetting_grid, members, learning_rate, share, scout)
         super().__init__(
             n_features, n_components, 0.0, task=task, projection=projection, seed=seed,
             p0=p0, keep_prior=keep_prior, dtype=dtype, on_invalid=on_invalid,
@@ -138,7 +139,7 @@ class SparseDFOPBank(BankIntervals, BankModel, SparseDFOP):
         d = self.n_components
         state, work = _allocate_banks(
             1, d, self._lattice, self._K, self.p0, self.dtype, self.keep_prior,
-            self._classify, self._skip, self.learning_rate, self.share,
+            self._classify, self._skip, self.learning_rate, self.share, self._scout,
         )
         M_T, psi, col, psi_block, hbuf = self._projection_arrays()
         bank = {field: value[0] for field, value in state._asdict().items()}

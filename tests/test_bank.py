@@ -14,7 +14,7 @@ import pytest
 
 import edgereg
 from edgereg import DFOP, DFOPBank, FleetBank, StateFileError
-from edgereg.bank import DEFAULT_GRID, DEFAULT_LATTICE, DEFAULT_MEMBERS, STUDY_GRID
+from edgereg.bank import DEFAULT_GRID, DEFAULT_LATTICE, DEFAULT_MEMBERS, SCOUT_GAP, STUDY_GRID
 from edgereg.streams import drift_regimes
 
 
@@ -26,15 +26,24 @@ class ReferenceBank:
     the fastest (slowest) member's slow loss is strictly the smallest and
     the lattice goes on, the window moves one factor that way, the new edge
     member a copy of the old one with the next factor, taking the dropped
-    member's weight (docs/design/auto-forgetting.md).
+    member's weight. With ``scout`` > 0 one more member stands ``scout``
+    factors above the window's top (at most the last factor); when it leads
+    beyond the window's next factor, after 500 learnt samples, the window
+    jumps, its top onto the scout's factor, every window member a copy of
+    the scout; when it leads next to the window, the window moves one
+    factor up (docs/design/auto-forgetting.md).
     """
 
     def __init__(self, d, grid, task, dtype, eta=2.0, share=1e-3, keep_prior=True,
-                 members=None, low=0):
+                 members=None, low=0, scout=0):
         self.grid, self.d, self.dtype, self.keep_prior = grid, d, dtype, keep_prior
-        K = len(grid) if members is None else members
+        W = len(grid) if members is None else members
+        self.W, self.scout = W, scout
         self.low = low
-        self.members = [self._member(grid[low + k]) for k in range(K)]
+        self.members = [self._member(grid[low + k]) for k in range(W)]
+        if scout:
+            self.members.append(self._member(grid[self._scout_index()]))
+        K = len(self.members)
         self.classify = task == "classification"
         self.v = np.full(K, 1.0 / K)
         self.slow = np.zeros(K)
@@ -80,23 +89,45 @@ class ReferenceBank:
             self._move()
         return yhat
 
+    def _scout_index(self):
+        return min(self.low + self.W - 1 + self.scout, len(self.grid) - 1)
+
     def _move(self):
-        K = len(self.members)
-        if K >= len(self.grid):
+        W, n = self.W, len(self.grid)
+        if W >= n:
             return
         slow = self.slow
-        if slow[-1] < slow[:-1].min() and self.low + K < len(self.grid):
-            new = self._copy(self.members[-1], self.grid[self.low + K])
-            self.members = [*self.members[1:], new]
-            self.v = np.append(self.v[1:], self.v[0])
-            self.slow = np.append(slow[1:], slow[-1])
+        lead = int(np.argmin(slow))
+        if np.sum(slow == slow[lead]) > 1:
+            return  # no strict leader
+        window, scout = self.members[:W], self.members[W:]
+        wv, sv = self.v[:W], self.v[W:]
+        wslow, sslow = slow[:W], slow[W:]
+        top = self.low + W - 1
+        if (self.scout and lead == W and self._scout_index() > top + 1
+                and self.learnt >= 500):
+            self.low = self._scout_index() - (W - 1)
+            window = [self._copy(scout[0], self.grid[self.low + k]) for k in range(W)]
+            wslow = np.full(W, sslow[0])
+        elif (lead == W - 1 or (self.scout and lead == W)) and top + 1 < n:
+            new = self._copy(window[-1], self.grid[top + 1])
+            window = [*window[1:], new]
+            wv = np.append(wv[1:], wv[0])
+            wslow = np.append(wslow[1:], wslow[-1])
             self.low += 1
-        elif slow[0] < slow[1:].min() and self.low > 0:
-            new = self._copy(self.members[0], self.grid[self.low - 1])
-            self.members = [new, *self.members[:-1]]
-            self.v = np.append(self.v[-1], self.v[:-1])
-            self.slow = np.append(slow[0], slow[:-1])
+        elif lead == 0 and self.low > 0:
+            new = self._copy(window[0], self.grid[self.low - 1])
+            window = [new, *window[:-1]]
+            wv = np.append(wv[-1], wv[:-1])
+            wslow = np.append(wslow[0], wslow[:-1])
             self.low -= 1
+        else:
+            return
+        if self.scout:  # the scout keeps its state; its factor follows the window
+            scout = [self._copy(scout[0], self.grid[self._scout_index()])]
+        self.members = window + scout
+        self.v = np.concatenate([wv, sv])
+        self.slow = np.concatenate([wslow, sslow])
 
 
 def _stream(task, n=600, d=4, seed=0):
@@ -146,13 +177,17 @@ def _drifting(task, n=3000, d=3, seed=0):
 @pytest.mark.parametrize("task", ["regression", "classification"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_the_moving_window_matches_the_reference_at_every_step(task, dtype):
-    """The default bank (a window of 4 on the lattice): moves down while still, then up."""
+    """The default bank (a window of 4 on the lattice and a scout): moves down while
+    still, then up, jumping to the scout."""
     X, y = _drifting(task)
     bank = DFOP(3, "auto", task=task, dtype=dtype)
     low = int(bank.state.window[0])
     assert low == DEFAULT_LATTICE.index(1e-3)
-    ref = ReferenceBank(3, DEFAULT_LATTICE, task, dtype, members=DEFAULT_MEMBERS, low=low)
+    ref = ReferenceBank(3, DEFAULT_LATTICE, task, dtype, members=DEFAULT_MEMBERS, low=low,
+                        scout=SCOUT_GAP)
     lows = set()
+    steps = set()  # the window's moves: +-1, or a jump to the scout
+    last = low
     for t in range(len(y)):
         ref_score = ref.learn_one(X[t], y[t])
         ours = bank.learn_one(X[t], y[t])
@@ -160,7 +195,9 @@ def test_the_moving_window_matches_the_reference_at_every_step(task, dtype):
             assert ours == (1.0 if ref_score >= 0 else -1.0)
         else:
             assert ours == pytest.approx(ref_score, rel=1e-12, abs=1e-12)
-        assert int(bank.state.window[0]) == ref.low, t
+        before, last = last, int(bank.state.window[0])
+        assert last == ref.low, t
+        steps.add(last - before)
         lows.add(ref.low)
         np.testing.assert_allclose(bank.forgetting_weights_, ref.v, rtol=1e-10, atol=1e-15)
         np.testing.assert_allclose(bank.state.losses, ref.slow, rtol=1e-10, atol=1e-15)
@@ -172,8 +209,12 @@ def test_the_moving_window_matches_the_reference_at_every_step(task, dtype):
     assert max(lows) > low  # up with the drift
     if task == "regression":  # and down while still (labels: the members' error rates tie)
         assert min(lows) < low
+    scout = min(ref.low + DEFAULT_MEMBERS - 1 + SCOUT_GAP, len(DEFAULT_LATTICE) - 1)
     assert np.array_equal(bank.member_forgetting_,
-                          DEFAULT_LATTICE[ref.low : ref.low + DEFAULT_MEMBERS])
+                          (*DEFAULT_LATTICE[ref.low : ref.low + DEFAULT_MEMBERS],
+                           DEFAULT_LATTICE[scout]))
+    if task == "regression":  # the drift's start: the scout leads, the window jumps to it
+        assert max(steps) > 1, sorted(steps)
     # learn_many in blocks that cut the chunks anywhere: the same bits
     again = DFOP(3, "auto", task=task, dtype=dtype)
     cuts = (0, 5, 37, 38, 100, 1001, len(y))
@@ -270,17 +311,17 @@ def test_auto_is_a_bank_everywhere_a_dfop_is_built():
 
 def test_memory_is_stated_and_fixed():
     model = DFOP(10, "auto")
-    K, d, n = DEFAULT_MEMBERS, 10, len(DEFAULT_LATTICE)
+    K, d, n = DEFAULT_MEMBERS + 1, 10, len(DEFAULT_LATTICE)  # the window and its scout
     s = -(-d // 8) * 8  # DFOP's scratch stride (dfop.scratch_stride)
     stride = -(-(3 * s + 10) // 8) * 8  # a member's DFOP block, padded to 64 bytes
-    expected = 8 * K * (d + 1) * d + 8 * (11 + 3 * K + 2 * n + K * stride + K * 32)
-    assert model.nbytes() == expected == 7_000
+    expected = 8 * K * (d + 1) * d + 8 * (12 + 3 * K + 2 * n + K * stride + K * 32)
+    assert model.nbytes() == expected == 8_680
     X, y = _stream("regression", n=2000, d=10)
     model.learn_many(X, y)
     assert model.nbytes() == expected
     assert DFOP(10, "auto", dtype="float32").nbytes() == expected - 4 * K * (d + 1) * d
     fixed = DFOP(10, "auto", forgetting_grid=DEFAULT_GRID)  # the bank before the window
-    assert fixed.nbytes() == 8 * 6 * 110 + 8 * (11 + 3 * 6 + 2 * 6 + 6 * stride + 6 * 32)
+    assert fixed.nbytes() == 8 * 6 * 110 + 8 * (12 + 3 * 6 + 2 * 6 + 6 * stride + 6 * 32)
 
 
 def test_bad_parameters_are_explained():
@@ -390,6 +431,32 @@ def test_a_file_saved_before_the_window_loads_as_the_fixed_bank_it_was(tmp_path)
     np.savez(old, **arrays)
     with pytest.raises(StateFileError, match="losses"):
         edgereg.load(old)
+
+
+def test_a_file_saved_before_the_scout_loads_as_the_window_it_was(tmp_path):
+    """A moving bank's file without ``scout`` (4 members, the window alone) resumes
+    bit for bit as that bank: ``scout=0``."""
+    import json
+
+    X, y = _drifting("regression", n=2000)
+    window = DFOP(3, "auto", scout=0)
+    assert len(window.member_forgetting_) == DEFAULT_MEMBERS
+    window.learn_many(X[:1500], y[:1500])
+    path, old = tmp_path / "new.npz", tmp_path / "old.npz"
+    window.save(path)
+    with np.load(path) as npz:
+        arrays = dict(npz)
+    params = json.loads(str(arrays["params"]))
+    del params["scout"]
+    arrays["params"] = np.array(json.dumps(params))
+    np.savez(old, **arrays)
+    again = edgereg.load(old)
+    assert again.scout == 0 and np.array_equal(again.member_forgetting_,
+                                               window.member_forgetting_)
+    assert np.array_equal(again.learn_many(X[1500:], y[1500:]),
+                          window.learn_many(X[1500:], y[1500:]))
+    with pytest.raises(ValueError, match="scout must be 0 for a fixed bank"):
+        DFOP(3, "auto", forgetting_grid=DEFAULT_GRID, scout=2)
 
 
 def test_a_loaded_moving_bank_resumes_with_its_window(tmp_path):

@@ -130,7 +130,7 @@ _MODELS = {
     "somor-float64": lambda: edgereg.SOMOR(6, 3, epsilon=0.05, on_invalid="skip"),
     "somor-float32": lambda: edgereg.SOMOR(6, 2, dtype="float32", fit_intercept=False,
                                            on_invalid="skip"),
-    # forgetting="auto": the window of 4 members moves every 32 learnt rows.
+    # forgetting="auto": the window of 4 members (and its scout) moves every 32 learnt rows.
     "bank-float64": lambda: edgereg.DFOP(6, "auto", on_invalid="skip"),
     "bank-float32-classification": lambda: edgereg.DFOP(6, "auto", dtype="float32",
                                                         task="classification",

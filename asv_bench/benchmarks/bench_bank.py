@@ -2,8 +2,9 @@
 
 Targets, read against bench_dfop's DFOP in the same asv run: at most 6x
 DFOP's time at d = 10 and 50, learn_one >= 500 k/s at d = 10.
-``window4`` is the default bank (4 members sliding on the lattice of every
-rate); ``grid6`` the fixed 6-member grid 0..0.1 it replaced
+``window4`` is the default bank (a window of 4 members sliding on the
+lattice of every rate, and its scout: 5 members; the name is kept for the
+benchmark's history); ``grid6`` the fixed 6-member grid 0..0.1 it replaced
 (docs/design/auto-forgetting.md).
 """
 

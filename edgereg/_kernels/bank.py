@@ -96,8 +96,8 @@ WRONG_SIGN_LOSS = 0.25
 # bank's hyper (float), codes (int64 bits), learnt fields, scratch and lattice.
 HYPER_ETA, HYPER_SHARE = 0, 1
 N_HYPER = 2
-CODE_CLASSIFY, CODE_SKIP, CODE_LATTICE = 0, 1, 2
-N_CODES = 3
+CODE_CLASSIFY, CODE_SKIP, CODE_LATTICE, CODE_SCOUT = 0, 1, 2, 3
+N_CODES = 4
 HEAD = N_HYPER + N_CODES + 2 + 3 + 1  # hyper, codes, counts, scale, window
 #: The members' slow losses, which move the window, forget at this rate a sample.
 SLOW_RATE = 1.0 / 500.0
@@ -116,6 +116,19 @@ def bank_size(K, n_lattice, d):
     """Length of the block A of a bank of K members of dimension d on a lattice
     of ``n_lattice`` forgetting factors."""
     return K * member_stride(d) + K * CHUNK + HEAD + 3 * K + 2 * n_lattice
+
+
+@inline_kernel
+def member_index(low, k, K, n, scout):
+    """The lattice index of member k's factor (low: the window's lowest).
+
+    Without a scout (``scout`` 0) the K members are the window, low + k.
+    With one, members 0 .. K - 2 are the window and member K - 1 the scout,
+    ``scout`` lattice steps above the window's top (at most the lattice's
+    last factor)."""
+    if scout == 0 or k < K - 1:
+        return low + k
+    return min(low + K - 2 + scout, n - 1)
 
 
 @inline_kernel
@@ -269,58 +282,93 @@ def _copy_member(PW, B, slow, src, dst, d):
 
 
 @inline_kernel
-def _move(PW, B, v, slow, window, lattice, periods, d):
-    """Slide the window of members one lattice step towards the leader, if it leads at an edge.
+def _set_factor(B, k, index, lattice, periods, d):
+    _, _, h, c = _packed_views(_member_block(B, k, d), d)
+    h[HYPER_MU] = lattice[index]
+    c[CODE_PERIOD] = periods[index]
 
-    The members are always the lattice's factors low, ..., low + K - 1 in
-    order (low = ``window[0]``). The leader is the member of the smallest
-    slow loss (the losses averaged over about 1 / SLOW_RATE samples: the
-    drift *rate* is what the window follows; the weights follow the
-    switches between the members). When the fastest (slowest) member
-    leads strictly and the lattice goes on beyond it, the slowest (fastest)
-    member is dropped, the others move one place, and the new edge member
-    starts as a copy of the old edge member (its P, w, counters, slow
-    loss) with the next factor of the lattice and its refresh period; it
-    takes the dropped member's weight, so the weights still sum to 1.
+
+@inline_kernel
+def _set_factor(B, k, index, lattice, periods, d):
+    """Member k's forgetting factor and refresh period: the lattice's ``index``-th."""
+    _, _, h, c = _packed_views(_member_block(B, k, d), d)
+    h[HYPER_MU] = lattice[index]
+    c[CODE_PERIOD] = periods[index]
+
+
+@inline_kernel
+def _move(PW, B, v, slow, window, lattice, periods, d, learnt, scout):
+    """Move the window towards the leader, if it leads at an edge or is the scout.
+
+    The window's W members (W = K, or K - 1 with a scout) are always the
+    lattice's factors low, ..., low + W - 1 in order (low = ``window[0]``);
+    the scout (``scout`` > 0) is member K - 1 (``member_index``). The leader
+    is the member of the strictly smallest slow loss (the losses averaged
+    over about 1 / SLOW_RATE samples: the drift *rate* is what the window
+    follows; the weights follow the switches between the members).
+
+    * The scout leads, beyond the window's next factor, and the bank has
+      learnt 1 / SLOW_RATE samples (before that the slow losses are mostly
+      their zero start): the window *jumps*, its top onto the scout's
+      factor, every window member a copy of the scout (P, w, counters,
+      slow loss) with its own factor. One move crosses the factors between
+      (a local search stops where the error over the factors dips: docs/
+      design/auto-forgetting.md).
+    * The window's fastest member (or the scout next to it) leads and the
+      lattice goes on: the slowest member is dropped, the others move one
+      place, the new top starts as a copy of the old top with the next
+      factor and takes the dropped member's weight (the weights still sum
+      to 1). The slowest member leads: the same, one factor down.
+
+    The scout keeps its state and weight; its factor follows the window.
     Called every CHUNK learnt samples, after the aggregate, by learn_one and
     learn_many alike.
     """
     K = v.shape[0]
     n = lattice.shape[0]
+    W = K - 1 if scout > 0 else K
     low = window[0]
-    if K >= n or K < 2:
+    if W >= n or W < 1 or K < 2:
         return
-    top = slow[K - 1]
-    bottom = slow[0]
-    others_top = bottom
-    others_bottom = top
-    for k in range(1, K - 1):
-        others_top = min(others_top, slow[k])
-        others_bottom = min(others_bottom, slow[k])
-    if top < others_top and low + K < n:
+    lead = 0
+    for k in range(1, K):
+        if slow[k] < slow[lead]:
+            lead = k
+    for k in range(K):
+        if k != lead and slow[k] == slow[lead]:
+            return  # no strict leader
+    top = low + W - 1
+    if scout > 0 and lead == K - 1 and member_index(low, K - 1, K, n, scout) > top + 1 \
+            and learnt * SLOW_RATE >= 1.0:
+        low = min(member_index(low, K - 1, K, n, scout), n - 1) - (W - 1)
+        for k in range(W):
+            _copy_member(PW, B, slow, K - 1, k, d)
+            _set_factor(B, k, low + k, lattice, periods, d)
+    elif (lead == W - 1 or (scout > 0 and lead == K - 1)) and top + 1 < n:
         dropped = v[0]
-        for k in range(K - 1):
+        for k in range(W - 1):
             _copy_member(PW, B, slow, k + 1, k, d)
             v[k] = v[k + 1]
-        _copy_member(PW, B, slow, K - 2, K - 1, d)
-        v[K - 1] = dropped
+        if W >= 2:
+            _copy_member(PW, B, slow, W - 2, W - 1, d)
+        v[W - 1] = dropped
         low += 1
-        new = K - 1
-    elif bottom < others_bottom and low > 0:
-        dropped = v[K - 1]
-        for k in range(K - 1, 0, -1):
+        _set_factor(B, W - 1, low + W - 1, lattice, periods, d)
+    elif lead == 0 and low > 0:
+        dropped = v[W - 1]
+        for k in range(W - 1, 0, -1):
             _copy_member(PW, B, slow, k - 1, k, d)
             v[k] = v[k - 1]
-        _copy_member(PW, B, slow, 1, 0, d)
+        if W >= 2:
+            _copy_member(PW, B, slow, 1, 0, d)
         v[0] = dropped
         low -= 1
-        new = 0
+        _set_factor(B, 0, low, lattice, periods, d)
     else:
         return
     window[0] = low
-    _, _, h, c = _packed_views(_member_block(B, new, d), d)
-    h[HYPER_MU] = lattice[low + new]
-    c[CODE_PERIOD] = periods[low + new]
+    if scout > 0:
+        _set_factor(B, K - 1, member_index(low, K - 1, K, n, scout), lattice, periods, d)
 
 
 @kernel
@@ -347,7 +395,7 @@ def _bank_learn_one(x, y, PW, A):
     counts[0] += 1
     yhat = _aggregate(q, y, hyper, codes, scale, v, slow)
     if counts[0] % CHUNK == 0:
-        _move(PW, B, v, slow, window, lattice, periods, d)
+        _move(PW, B, v, slow, window, lattice, periods, d, counts[0], codes[CODE_SCOUT])
     return yhat
 
 
@@ -388,7 +436,7 @@ def _bank_learn_many(X, Y, out, PW, A):
                 out[start + i] = _aggregate(q, Y[start + i], hyper, codes, scale, v, slow)
             counts[0] += m
             if counts[0] % CHUNK == 0:
-                _move(PW, B, v, slow, window, lattice, periods, d)
+                _move(PW, B, v, slow, window, lattice, periods, d, counts[0], codes[CODE_SCOUT])
         if bad < 0:
             start = end
             continue
