@@ -1077,6 +1077,7 @@ class DFOPFloat32Reference:
         Px = P x,  c = 1 / (lambda + x^T Px),  s = sqrt(c),  g = (y - w^T x) c
         w <- w + Px g,   u = Px s,   P <- (P - u u^T) (1 / lambda)
 
+    (a careful step, x^T P x > 16 lambda, in double-float32: ``_careful``),
     then keep_prior's refresh every ``period`` steps of ceil(d f / 2)
     coordinates k (rho = d f / p0 / width, f the forgotten sum of mu's):
     w <- w - P_k (rho w_k / (1 + rho P_kk)), P <- P - v v^T, v = P_k
@@ -1129,6 +1130,14 @@ class DFOPFloat32Reference:
         if not self._finite(den):
             return yhat, False
         prior = not den > 0
+        if (not prior and xPx > f(16.0) * lam and big < f(1e30)
+                and all(abs(x[j]) < f(1e30) for j in range(d))):
+            status = self._careful(x, y, yhat, lam, wbig)
+            if status is not None:
+                if status and not self.keep_prior:
+                    self._reset_unexcited()
+                return yhat, status
+            prior = True
         if not prior:
             c = f(1.0) / den
             s = np.sqrt(c)
@@ -1175,6 +1184,82 @@ class DFOPFloat32Reference:
         if not self.keep_prior:
             self._reset_unexcited()
         return yhat, True
+
+    # The careful step (x^T P x > 16 lambda) in double-float32: a value is hi + lo,
+    # two float32; Dekker's exact product (Veltkamp's split by 4097) and Knuth's
+    # exact sum, then the usual double-float sum, product and reciprocal.
+    @staticmethod
+    def _split(a):
+        f = np.float32
+        t = f(4097.0) * a
+        hi = t - (t - a)
+        return hi, a - hi
+
+    def _prod(self, a, b):
+        p = a * b
+        ah, al = self._split(a)
+        bh, bl = self._split(b)
+        return p, al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+
+    @staticmethod
+    def _sum(a, b):
+        s = a + b
+        bb = s - a
+        return s, (a - (s - bb)) + (b - bb)
+
+    @staticmethod
+    def _fast(a, b):
+        s = a + b
+        return s, b - (s - a)
+
+    def _add2(self, ah, al, bh, bl):
+        s, e = self._sum(ah, bh)
+        return self._fast(s, e + (al + bl))
+
+    def _mul2(self, ah, al, bh, bl):
+        p, e = self._prod(ah, bh)
+        return self._fast(p, e + (ah * bl + al * bh))
+
+    def _careful(self, x, y, yhat, lam, wbig):
+        """True: applied; False: refused; None: from the prior."""
+        f, d, P, w = self.f, self.d, self.P, self.w
+        z = f(0.0)
+        Ph, Pl = [z] * d, [z] * d
+        for i in range(d):
+            for j in range(d):
+                p, e = self._prod(x[i], P[i, j])
+                Ph[j], Pl[j] = self._add2(Ph[j], Pl[j], p, e)
+        sh = sl = big = z
+        for j in range(d):
+            sh, sl = self._add2(sh, sl, *self._mul2(Ph[j], Pl[j], x[j], z))
+            big = max(big, abs(Ph[j]))
+        dh, dl = self._add2(sh, sl, lam, z)
+        if not self._finite(dh):
+            return False
+        if not dh > 0:
+            return None
+        q = f(1.0) / dh
+        ph, pl = self._mul2(dh, dl, q, z)
+        ch, cl = self._fast(q, q * ((f(1.0) - ph) - pl))
+        s = np.sqrt(ch)
+        g = (y - yhat) * ch
+        if not self._fits(big, wbig, s, g):
+            return False
+        slack = f(8.0) * f(d) * f(2.0**-23)
+        if any(not P[i, i] > 0 for i in range(d)):
+            return None
+        for i in range(d):
+            th, tl = self._mul2(*self._mul2(Ph[i], Pl[i], Ph[i], Pl[i]), ch, cl)
+            if self._add2(P[i, i], z, -th, -tl)[0] < -slack * P[i, i]:
+                return False
+        invlam = f(1.0) / lam
+        for j in range(d):
+            w[j] = w[j] + Ph[j] * g
+        for i in range(d):
+            for j in range(i, d):
+                th, tl = self._mul2(*self._mul2(Ph[i], Pl[i], Ph[j], Pl[j]), ch, cl)
+                P[i, j] = P[j, i] = self._add2(P[i, j], z, -th, -tl)[0] * invlam
+        return True
 
     def _refresh(self, k, rho):
         f, d, P, w = self.f, self.d, self.P, self.w

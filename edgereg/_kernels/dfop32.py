@@ -117,7 +117,8 @@ def _counters(L):
 
 @inline_kernel
 def _views32(work, d):
-    """Px, the spare vector and the refresh vector v: float32 views of work."""
+    """Px, a careful step's low parts of P x, and the refresh vector v: float32
+    views of work."""
     s = scratch_stride(d)
     w32 = work.view(np.float32)
     return w32[:d], w32[s : s + d], w32[2 * s : 2 * s + d]
@@ -173,7 +174,7 @@ def _diagonal_ok32(P, Px, s):
     (refuse: the sample would make P indefinite); 2: some P_ii is not
     positive (the state's fault: the update is made from the prior)."""
     d = Px.shape[0]
-    slack = _EIGHT * np.float32(d) * _EPS32
+    slack = _EIGHT * np.float32(np.int32(d)) * _EPS32
     refuse = 0
     fault = 0
     for i in range(d):
@@ -196,10 +197,145 @@ def _set_prior32(P, p0):
         Pi[i] = p0
 
 
+# ------------------------------------------------ the careful step, double-float32
+#: A step with x^T P x > CAREFUL lambda is careful (as ``dfop.CAREFUL``): its update
+#: cancels P in the direction of x by the factor 1 + x^T P x / lambda, which
+#: amplifies float32's rounding of P x, of c and of (Px_i Px_j) c as much. It is
+#: computed in double-float32 arithmetic instead (each value an unevaluated sum
+#: hi + lo of two float32, about 48 bits: Dekker's and Knuth's error-free
+#: products and sums, float32 operations only), rounded once into P.
+CAREFUL32 = np.float32(16.0)
+#: Veltkamp's splitter for float32 (2^12 + 1), and the magnitude below which
+#: splitting cannot overflow (|a| 4097 < float32's largest).
+_SPLITTER = np.float32(4097.0)
+_SPLIT_BELOW = np.float32(1e30)
+
+
+@inline_kernel
+def _split(a):
+    t = _SPLITTER * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+@inline_kernel
+def _two_product(a, b):
+    """p + e = a b exactly (Dekker; no fused multiply-add)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+    return p, e
+
+
+@inline_kernel
+def _two_sum(a, b):
+    """s + e = a + b exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@inline_kernel
+def _fast_two_sum(a, b):
+    s = a + b
+    return s, b - (s - a)
+
+
+@inline_kernel
+def _df_add(ah, al, bh, bl):
+    s, e = _two_sum(ah, bh)
+    return _fast_two_sum(s, e + (al + bl))
+
+
+@inline_kernel
+def _df_mul(ah, al, bh, bl):
+    p, e = _two_product(ah, bh)
+    return _fast_two_sum(p, e + (ah * bl + al * bh))
+
+
+@inline_kernel
+def _df_recip(dh, dl):
+    """1 / (dh + dl): q + q (1 - d q), the residual from an exact product."""
+    q = _ONE / dh
+    ph, pl = _df_mul(dh, dl, q, _ZERO)
+    return _fast_two_sum(q, q * ((_ONE - ph) - pl))
+
+
+@inline_kernel
+def _fits_split(x):
+    """Whether every |x_j| is below ``_SPLIT_BELOW`` (the careful step splits x)."""
+    ok = True
+    for j in range(x.shape[0]):
+        ok = ok and abs(x[j]) < _SPLIT_BELOW
+    return ok
+
+
 @kernel
-def _step32(x, y, lam, w, P, Px, p0, keep_prior):
-    """One G-DFOP step in float32; returns ``(yhat, status)``, the state untouched
-    when the sample is refused (INVALID). ``Px`` is scratch."""
+def _careful32(x, y, yhat, lam, w, P, Ph, Pl, wbig):
+    """The careful step in double-float32 (``CAREFUL32``). Returns OK (applied),
+    INVALID (refused, nothing written) or -1: the state is at fault (a
+    denominator or diagonal entry of P not positive), the caller steps from the
+    prior. ``Ph``, ``Pl``: scratch (P x's two parts)."""
+    d = x.shape[0]
+    for j in range(d):
+        Ph[j] = _ZERO
+        Pl[j] = _ZERO
+    for i in range(d):
+        xi = x[i]
+        Pi = P[i]
+        for j in range(d):
+            p, e = _two_product(xi, Pi[j])
+            Ph[j], Pl[j] = _df_add(Ph[j], Pl[j], p, e)
+    sh = _ZERO
+    sl = _ZERO
+    big = _ZERO
+    for j in range(d):
+        ph, pl = _df_mul(Ph[j], Pl[j], x[j], _ZERO)
+        sh, sl = _df_add(sh, sl, ph, pl)
+        a = abs(Ph[j])
+        big = a if a > big else big
+    dh, dl = _df_add(sh, sl, lam, _ZERO)
+    if not np.isfinite(dh):
+        return INVALID
+    if not dh > _ZERO:
+        return -1
+    ch, cl = _df_recip(dh, dl)
+    s = math.sqrt(ch)
+    g = (y - yhat) * ch
+    if not _fits32(big, wbig, s, g):
+        return INVALID
+    slack = _EIGHT * np.float32(np.int32(d)) * _EPS32
+    refuse = False
+    for i in range(d):
+        pii = P[i, i]
+        if not pii > _ZERO:
+            return -1
+        qh, ql = _df_mul(Ph[i], Pl[i], Ph[i], Pl[i])
+        th, tl = _df_mul(qh, ql, ch, cl)
+        rh, _ = _df_add(pii, _ZERO, -th, -tl)
+        refuse = refuse or rh < -slack * pii
+    if refuse:
+        return INVALID
+    invlam = _ONE / lam
+    for j in range(d):
+        w[j] += Ph[j] * g
+    for i in range(d):  # the upper triangle, mirrored: P stays exactly symmetric
+        for j in range(i, d):
+            qh, ql = _df_mul(Ph[i], Pl[i], Ph[j], Pl[j])
+            th, tl = _df_mul(qh, ql, ch, cl)
+            rh, _ = _df_add(P[i, j], _ZERO, -th, -tl)
+            e = rh * invlam
+            P[i, j] = e
+            P[j, i] = e
+    return OK
+
+
+@kernel
+def _step32(x, y, lam, w, P, Px, Pl, p0, keep_prior):
+    """One G-DFOP step in float32 (careful: ``_careful32``); returns ``(yhat,
+    status)``, the state untouched when the sample is refused (INVALID). ``Px``
+    and ``Pl`` are scratch."""
     d = x.shape[0]
     pmin = _symv32(P, x, Px)
     yhat, xPx, big, wbig = _reads32(x, w, Px)
@@ -209,6 +345,15 @@ def _step32(x, y, lam, w, P, Px, p0, keep_prior):
     if not np.isfinite(den):
         return yhat, INVALID
     prior = not den > _ZERO  # P lost definiteness in rounding: from the prior
+    if not prior and xPx > CAREFUL32 * lam and big < _SPLIT_BELOW and _fits_split(x):
+        status = _careful32(x, y, yhat, lam, w, P, Px, Pl, wbig)
+        if status == OK:
+            if not keep_prior:
+                _reset_unexcited32(w, P, _MAX_VARIANCE * p0, p0, Px)
+            return yhat, OK
+        if status == INVALID:
+            return yhat, INVALID
+        prior = True
     if not prior:
         c = _ONE / den
         s = math.sqrt(c)
@@ -334,10 +479,18 @@ def _diagonal_positive32(P):
 
 @inline_kernel
 def _refresh_width32(d, forgotten):
-    """ceil(d forgotten / 2) between 1 and d (``prior._refresh_width``, float32)."""
-    dd = np.float32(d)
-    width = int(math.ceil(dd * forgotten / _TWO * (_ONE - _WIDTH_SLACK32)))
-    return min(d, max(1, width))
+    """ceil(d forgotten / 2) between 1 and d (``prior._refresh_width``, float32).
+
+    The ceiling of z >= 0 as int32 conversions (exact: z <= d), which a
+    single-precision FPU does in one instruction each, where ceilf and a
+    float-to-int64 conversion are library calls."""
+    z = np.float32(np.int32(d)) * forgotten / _TWO * (_ONE - _WIDTH_SLACK32)
+    if not z < np.float32(np.int32(d)):  # also NaN
+        return d
+    width = np.int32(z)
+    if np.float32(width) < z:
+        width += 1
+    return max(1, np.int64(width))
 
 
 @kernel
@@ -355,13 +508,17 @@ def _after_step32(status, mu, w, P, L, v, p0, codes):
                 k = counts[3]
                 f = forgotten[0]
                 width = _refresh_width32(d, f)
-                rho = np.float32(d) * f / p0 / np.float32(width)
+                rho = np.float32(np.int32(d)) * f / p0 / np.float32(np.int32(width))
                 for i in range(width):
-                    _refresh32((k + i) % d, rho, w, P, v)
+                    # (k + i) mod d with k < d and i < width <= d: no int64 division
+                    # (a library call on a 32-bit core)
+                    j = k + i
+                    _refresh32(j - d if j >= d else j, rho, w, P, v)
                 if not _diagonal_positive32(P):
                     _set_prior32(P, p0)
                 counts[2] = 0
-                counts[3] = (k + width) % d
+                j = k + width
+                counts[3] = j - d if j >= d else j
                 forgotten[0] = _ZERO
     elif codes[CODE_SKIP] != 0:
         counts[1] += 1
@@ -373,10 +530,10 @@ def dfop32_learn_one(x, y, PW, L, work, hyper, codes):
     d = x.shape[0]
     w = PW[d]
     P = PW[:d]
-    Px, _, v = _views32(work, d)
+    Px, Pl, v = _views32(work, d)
     mu = _narrow(hyper, HYPER_MU)
     p0 = _narrow(hyper, HYPER_P0)
-    yhat, status = _step32(x, y, _ONE - mu, w, P, Px, p0, codes[CODE_KEEP_PRIOR] != 0)
+    yhat, status = _step32(x, y, _ONE - mu, w, P, Px, Pl, p0, codes[CODE_KEEP_PRIOR] != 0)
     _after_step32(status, mu, w, P, L, v, p0, codes)
     return yhat, status
 
@@ -391,7 +548,7 @@ def dfop32_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     d = X.shape[1]
     w = PW[d]
     P = PW[:d]
-    Px, _, v = _views32(work, d)
+    Px, Pl, v = _views32(work, d)
     own = _narrow(hyper, HYPER_MU)
     p0 = _narrow(hyper, HYPER_P0)
     keep_prior = codes[CODE_KEEP_PRIOR] != 0
@@ -399,7 +556,7 @@ def dfop32_learn_many(X, Y, MU, out, PW, L, work, hyper, codes):
     m = MU.shape[0]
     for t in range(n):
         mu = own if m == 0 else MU[t if m > 1 else 0]
-        yhat, status = _step32(X[t], Y[t], _ONE - mu, w, P, Px, p0, keep_prior)
+        yhat, status = _step32(X[t], Y[t], _ONE - mu, w, P, Px, Pl, p0, keep_prior)
         out[t] = yhat
         if status != OK and not skip:
             return t
