@@ -174,7 +174,8 @@ _TARGET_MODELS = {
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
     "riscv32-imac": ["float64", "float32", "norma-rbf-float64"],
-    "riscv32-imafc": ["float64", "float32", "float32-only", "somor-float32",
+    "riscv32-imafc": ["float64", "float32", "float32-classification", "float32-only",
+                      "somor-float32",
                       "norma-rbf-float32", "bank-float32-classification"],
 }
 _TARGET_CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
