@@ -288,7 +288,8 @@ class DFOP(IntervalMixin, OnlineModel):
         How a step computes. ``"auto"``: float64 for a float64 model; a
         float32 model computes its d^2 part in float32 and its O(d) scalars
         in float64, as described under ``dtype``. ``"float32"`` (with
-        ``dtype="float32"``): every value in float32, scalars included,
+        ``dtype="float32"``): every value in float32, scalars included (a
+        step where x^T P x > 16 lambda in double-float32, pairs of float32),
 
         .. math::
 

@@ -46,7 +46,8 @@ def _assert_same(model, ref, label):
     assert list(s.counts) == [ref.seen, ref.skipped, ref.since, ref.next], label
 
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the reference's inf/NaN
+#: float32 tests belong to the deep tier (conftest.py); the reference's inf/NaN warn.
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 CASES = [
     # d, mu, keep_prior, task, extreme, bad

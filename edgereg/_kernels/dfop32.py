@@ -12,9 +12,11 @@ helper. Per sample, with lambda = 1 - mu::
     P   <- (P - u u^T) / lambda
 
 (the u u^T form at every d: u_i^2 <= P_ii by Cauchy-Schwarz, so no product
-of the update can overflow where P does not). There is no careful step in
-float64; why the step stays stable without it, and what it costs against the
-mixed arithmetic: docs/design/float32.md ("float32-only arithmetic").
+of the update can overflow where P does not). A careful step (x^T P x > 16
+lambda, where the update cancels most of P in the direction of x) is
+computed in double-float32 instead of float64 (``_careful32``). Why the step
+stays stable, and what it costs against the mixed arithmetic:
+docs/design/float32.md ("float32-only arithmetic").
 
 The blocks are ``dfop.py``'s (PW, L, work, hyper, codes), read as follows:
 
