@@ -56,3 +56,12 @@ def model_parameters(cls: T) -> T:
     __init__.__doc__ = f"Parameters: those of :class:`edgereg.{cls._model_name}` (see the class)."  # type: ignore[attr-defined]
     cls.__init__ = __init__  # type: ignore[misc]
     return cls
+
+
+def build_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """An adapter's parameters as the model's constructor takes them: DFOP's
+    ``arithmetic`` left out at its default, since ``forgetting="auto"`` makes a
+    bank, which has no such parameter."""
+    if params.get("arithmetic") == "auto":
+        params = {k: v for k, v in params.items() if k != "arithmetic"}
+    return params

@@ -45,6 +45,13 @@ from ._kernels.dfop import (
     _packed_views,
     packed_size,
 )
+from ._kernels.dfop32 import (
+    TARGET_LIMIT32,
+    dfop32_learn_many,
+    dfop32_learn_one_packed,
+    dfop32_predict_many,
+    dfop32_predict_one,
+)
 from ._kernels.guards import TARGET_LIMIT
 from ._kernels.impute import (
     IMPUTE_REFUSED,
@@ -74,6 +81,9 @@ __all__ = ["DFOP", "RLS", "DFOPState"]
 #: of norm 2e3 had 16% of samples refused as making P indefinite, 1e8 none).
 MAX_P0 = 1e8
 _TASKS = ("regression", "classification")
+_ARITHMETICS = ("auto", "float32")
+#: float32's smallest normal value: a float32-arithmetic forgetting below it is 0.
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 _ndarray = np.ndarray
 
 
@@ -274,6 +284,25 @@ class DFOP(IntervalMixin, OnlineModel):
         condition number stays below ~1e7: keep p0 * ||x||^2 below ~1e6
         (standardise the inputs). Beyond that a sample whose update would make
         P indefinite is rejected like an invalid one (the state is unchanged).
+    arithmetic : {"auto", "float32"}, default "auto"
+        How a step computes. ``"auto"``: float64 for a float64 model; a
+        float32 model computes its d^2 part in float32 and its O(d) scalars
+        in float64, as described under ``dtype``. ``"float32"`` (with
+        ``dtype="float32"``): every value in float32, scalars included (a
+        step where x^T P x > 16 lambda in double-float32, pairs of float32),
+
+        .. math::
+
+            c = \frac{1}{\lambda + x^\top P x},\quad u = P x \sqrt{c},\quad
+            w \leftarrow w + P x\,(y - w^\top x)\,c,\quad
+            P \leftarrow (P - u u^\top) / \lambda,
+
+        with forgetting, p0, targets and per-step forgetting factors rounded
+        to float32 (a forgetting below 1.2e-38 counts as 0) and targets
+        beyond ``TARGET_LIMIT32`` = 1e30 refused: the arithmetic of an export
+        for a single-precision FPU (no soft-double code), which this model
+        reproduces bit for bit. Not with ``coverage`` or
+        ``missing="impute"`` (docs/design/float32.md).
     on_invalid : {"raise", "skip"}
         What a sample with NaN/inf, or a target beyond ``TARGET_LIMIT`` = 1e100
         in magnitude (out of range, as in the banks), does: raise
@@ -361,6 +390,7 @@ class DFOP(IntervalMixin, OnlineModel):
         p0: float = 100.0,
         keep_prior: bool = True,
         dtype: Any = "float64",
+        arithmetic: str = "auto",
         on_invalid: str = "raise",
         coverage: float | None = None,
         missing: str = "reject",
@@ -368,7 +398,30 @@ class DFOP(IntervalMixin, OnlineModel):
         self._init_common(n_features, dtype, on_invalid)
         init_dfop_parameters(self, self._dfop_dimension(), forgetting, task, p0, keep_prior)
         init_interval(self, coverage, missing)
+        self._init_arithmetic(arithmetic)
         self.reset()
+
+    def _init_arithmetic(self, arithmetic: str) -> None:
+        """Validate ``arithmetic``; for "float32", the float32 constants of the kernels."""
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        self.arithmetic = arithmetic
+        self._arith32 = arithmetic == "float32"
+        if not self._arith32:
+            return
+        if self.dtype != np.float32:
+            raise ValueError("arithmetic='float32' needs dtype='float32'")
+        if self.coverage is not None or self._impute:
+            raise ValueError("arithmetic='float32' does not support coverage or "
+                             "missing='impute' yet")
+        mu = float(np.float32(self.forgetting))
+        if mu < _FLOAT32_TINY:
+            mu = 0.0
+        if not mu < 1.0:
+            raise ValueError(f"forgetting {self.forgetting!r} rounds to 1 in float32")
+        self._mu32, self._p032 = mu, float(np.float32(self.p0))
+        self._period = refresh_period(self._dfop_dimension(), mu)
+        self._target_limit = float(TARGET_LIMIT32)
 
     @property
     def _task(self) -> str:  # type: ignore[override]
@@ -379,6 +432,13 @@ class DFOP(IntervalMixin, OnlineModel):
         return self.n_features
 
     def _allocate(self) -> tuple[DFOPState, DFOPWork]:
+        if getattr(self, "_arith32", False):
+            state, work = _allocate(
+                self.n_features, self._p032, self.dtype, self._mu32, self._period,
+                self.keep_prior, self._skip,
+            )
+            # The forgotten mass is a float32 in its float64 slot (``_kernels/dfop32.py``).
+            return state._replace(forgotten=state.forgotten.view(np.float32)[:1]), work
         state, work = _allocate(
             self.n_features, self.p0, self.dtype, self.forgetting, self._period,
             self.keep_prior, self._skip,
@@ -417,7 +477,8 @@ class DFOP(IntervalMixin, OnlineModel):
         # (learn_one's checks guarantee its argument types: C-contiguous x of
         # the model's dtype, float64 y, the model's own blocks); it skips the
         # dispatcher's type resolution, about 180 ns of a ~1 us call.
-        self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
+        packed = dfop32_learn_one_packed if self._arith32 else self._packed_kernel
+        self._learn_one_kernel = FirstCall(packed, self, "_learn_one_kernel")
 
     def _bind_interval(self) -> None:
         """The interval's blocks (None without intervals) and learn_one's mode:
@@ -441,6 +502,9 @@ class DFOP(IntervalMixin, OnlineModel):
         own = interval is not None and type(self)._learn_one_interval is DFOP._learn_one_interval
         self._mode = (4 if self._impute else 3) if own else \
             2 if interval is not None else int(self._classify)
+
+    #: Whether the model computes in float32 only (``arithmetic="float32"``).
+    _arith32 = False
 
     def _bind_dfop_blocks(self) -> None:
         s, work = self._state, self._work
@@ -467,11 +531,16 @@ class DFOP(IntervalMixin, OnlineModel):
     # -------------------------------------------------------------- one-step
     def decision_function_one(self, x: Any) -> float:
         """Raw score w^T x for one sample."""
+        if self._arith32:
+            return float(dfop32_predict_one(self._row(x), self._w))
         return _dfop_predict_one(self._row(x), self._w)
 
     def predict_one(self, x: Any) -> float:
         """Predict one sample (the sign of the score for classification)."""
-        score = _dfop_predict_one(self._row(x), self._w)
+        if self._arith32:
+            score = float(dfop32_predict_one(self._row(x), self._w))
+        else:
+            score = _dfop_predict_one(self._row(x), self._w)
         if score != score and self._impute:
             return float(self._impute_predict(self._row(x))[1])
         if self._classify:
@@ -588,6 +657,8 @@ class DFOP(IntervalMixin, OnlineModel):
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
         work = self._work
         MU = self._forgetting_schedule(forgetting, X.shape[0])
+        if self._arith32:
+            return self._learn_block32(X, Y, out, MU, forgetting is None)
         if self._impute:
             return self._learn_block_impute(X, Y, out, MU)
         if self._I is None:
@@ -600,6 +671,25 @@ class DFOP(IntervalMixin, OnlineModel):
             X, Y, MU, out, self._bands, self._PW, self._L, work.scratch, work.hyper, work.codes,
             self._IB,
         )
+
+    def _learn_block32(self, X, Y, out, MU, own):  # type: ignore[no-untyped-def]
+        """The float32 arithmetic's block: targets, forgetting factors and predictions
+        in float32, as an export's C caller passes them (``_kernels/dfop32.py``)."""
+        if own:
+            MU32 = np.zeros(0, np.float32)  # the model's own mu
+        else:
+            MU32 = MU.astype(np.float32)
+            if not np.all(MU32 < 1.0):
+                raise ValueError("every per-step forgetting factor must be below 1 "
+                                 "once rounded to float32")
+        out32 = np.empty(X.shape[0], np.float32)
+        work = self._work
+        with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
+            Y32 = Y.astype(np.float32)
+        bad = dfop32_learn_many(X, Y32, MU32, out32, self._PW, self._L, work.scratch,
+                                work.hyper, work.codes)
+        out[:] = out32
+        return bad
 
     def _learn_block_impute(self, X, Y, out, MU):  # type: ignore[no-untyped-def]
         """The block kernel with its intervals up to each row with a NaN (in x or y),
@@ -672,6 +762,9 @@ class DFOP(IntervalMixin, OnlineModel):
         return self._finish(out)
 
     def _predict_block(self, X, out):  # type: ignore[override]
+        if self._arith32:
+            dfop32_predict_many(X, self._w, out)
+            return
         _dfop_predict_many(X, self._w, out)
         if self._impute:
             for t in np.flatnonzero(np.isnan(X).any(axis=1)):
@@ -702,6 +795,9 @@ class DFOP(IntervalMixin, OnlineModel):
             {"n_features": 4, "coverage": 0.9},  # calibrated intervals
             {"n_features": 5, "forgetting": 0.3, "dtype": "float32", "coverage": 0.8},
             {"n_features": 4, "missing": "impute"},  # NaN inputs filled (none in the contracts)
+            {"n_features": 5, "forgetting": 0.3, "dtype": "float32", "arithmetic": "float32"},
+            {"n_features": 3, "forgetting": 0.05, "dtype": "float32", "arithmetic": "float32",
+             "task": "classification", "keep_prior": False},
         ]
 
 
@@ -731,12 +827,13 @@ class RLS(DFOP):
         task: str = "regression",
         p0: float = 100.0,
         dtype: Any = "float64",
+        arithmetic: str = "auto",
         on_invalid: str = "raise",
         coverage: float | None = None,
         missing: str = "reject",
     ) -> None:
-        super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, on_invalid=on_invalid,
-                         coverage=coverage, missing=missing)
+        super().__init__(n_features, 0.0, task=task, p0=p0, dtype=dtype, arithmetic=arithmetic,
+                         on_invalid=on_invalid, coverage=coverage, missing=missing)
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:

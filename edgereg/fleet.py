@@ -58,8 +58,9 @@ FLEET_FORMAT = "edgereg-fleet-1"
 
 def _fleet_kind(params: dict[str, Any]) -> dict[str, Any]:
     """A model's parameters less those a fleet does not take, at their defaults
-    (no intervals, missing inputs rejected): such a model is one a slot can hold."""
-    optional = {"coverage": None, "missing": "reject"}
+    (no intervals, missing inputs rejected, the default arithmetic): such a model
+    is one a slot can hold."""
+    optional = {"coverage": None, "missing": "reject", "arithmetic": "auto"}
     return {k: v for k, v in params.items() if not (k in optional and v == optional[k])}
 
 

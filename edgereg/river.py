@@ -55,7 +55,7 @@ import numpy as np
 from river import base
 
 import edgereg
-from edgereg._adapters import model_parameters
+from edgereg._adapters import build_parameters, model_parameters
 from edgereg._validate import label_sign
 
 __all__ = [
@@ -161,7 +161,8 @@ class _Adapter(base.Base):
         features = _schema(x)
         cls = getattr(edgereg, self._model_name)
         self.model_ = cls(
-            n_features=len(features), **self._model_params(), **self._fixed, **extra
+            n_features=len(features), **build_parameters(self._model_params()), **self._fixed,
+            **extra
         )
         self.features_ = features
 

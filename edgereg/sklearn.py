@@ -46,7 +46,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import edgereg
-from edgereg._adapters import model_parameters
+from edgereg._adapters import build_parameters, model_parameters
 
 __all__ = [
     "DFOPRegressor",
@@ -116,7 +116,8 @@ class _EdgeregEstimator(BaseEstimator):
 
     def _build(self, n_features: int, **extra: Any) -> Any:
         cls = getattr(edgereg, self._model_name)
-        return cls(n_features=n_features, **self.get_params(deep=False), **self._fixed, **extra)
+        params = build_parameters(self.get_params(deep=False))
+        return cls(n_features=n_features, **params, **self._fixed, **extra)
 
     def _check_X(self, X: Any, reset: bool) -> Any:
         return validate_data(

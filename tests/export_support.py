@@ -69,7 +69,11 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
     ut = "uint64_t" if dt.itemsize == 8 else "uint32_t"
     n, d = X.shape
     Y = targets(family, X, Y)
-    m = max(family.n_outputs, 1)  # doubles per target and per prediction
+    io = np.dtype(family.io)  # y, yhat, Y, mu, out: double, or float (float32 arithmetic)
+    ybits, yt = ("uint64", "uint64_t") if io.itemsize == 8 else ("uint32", "uint32_t")
+    with np.errstate(over="ignore"):  # 1e300 is inf in float
+        Y, MU = Y.astype(io), MU.astype(io)
+    m = max(family.n_outputs, 1)  # values per target and per prediction
     y_arg = f"Y + (size_t)t * {m}" if family.n_outputs else "Y[t]"
     mu_args = f"MU + {split}, {n - split}" if family.forgetting else "NULL, 0"
     # No forgetting: factors given anyway are refused (-3) with nothing learnt (the
@@ -95,11 +99,11 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
     return f"""#include <stdint.h>
 #include <string.h>
 #include "{prefix}.h"
-{head}{_hex_array("Xbits", X.astype(dt), ut, ubits)}{_hex_array("Ybits", Y, "uint64_t", "uint64")}
-{_hex_array("MUbits", MU, "uint64_t", "uint64")}
+{head}{_hex_array("Xbits", X.astype(dt), ut, ubits)}{_hex_array("Ybits", Y, yt, ybits)}
+{_hex_array("MUbits", MU, yt, ybits)}
 static {prefix}_state s;
 static {prefix}_real X[{n * d}];
-static double Y[{n * m}], MU[{n}], out[{n * m}];
+static {prefix}_yreal Y[{n * m}], MU[{n}], out[{n * m}];
 static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {{
     for (size_t i = 0; i < k; i++) {{ h ^= p[i]; h *= 0x100000001b3ull; }}
     return h;
@@ -120,17 +124,17 @@ int main(void) {{
     uint64_t h = 0xcbf29ce484222325ull;
     int64_t bad = 0;
     for (int t = 0; t < {split}; t++) {{
-        double yhat[{m}];
+        {prefix}_yreal yhat[{m}];
         {paint}
         bad += {prefix}_learn_one(&s, X + (size_t)t * {d}, {y_arg}, yhat);
         {used1}
-        h = fnv(h, (const unsigned char *)yhat, {m} * 8);
+        h = fnv(h, (const unsigned char *)yhat, {m} * sizeof yhat[0]);
     }}
     {refuse}{paint2}
     int64_t first = {prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split * m},
                                         {n - split}, {mu_args}, out);
     {used2}
-    h = fnv(h, (const unsigned char *)out, {(n - split) * m} * 8);
+    h = fnv(h, (const unsigned char *)out, {(n - split) * m} * sizeof out[0]);
 {hashed}    p = put_text(p, "HASH ");
     for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
     p = put_text(p, " invalid "); p = put_int(p, bad);
@@ -215,7 +219,7 @@ def jit_line(model, family, X, Y, MU, split: int) -> str:
     more = ({"forgetting": MU[split:]} if family.forgetting else {})
     Yt = () if novelty else (Y[split:],)
     preds.append(np.asarray(m.learn_many(Xd[split:], *Yt, **more)).reshape(-1))
-    h = fnv1a(np.concatenate(preds).astype("<f8").tobytes())
+    h = fnv1a(np.concatenate(preds).astype(np.dtype(family.io).newbyteorder("<")).tobytes())
     blocks = {name: a.reshape(-1) for name, a in family.current.items()}
     for name, first, count in learnt_ranges(family):
         h = fnv1a(blocks[name][first: first + count].tobytes(), h)

@@ -1057,3 +1057,267 @@ def dfop_impute_reference(
         Rs[t] = R
         Ws[t] = np.linalg.solve(R, b)
     return pred, Rs, Ws
+
+
+# ----------------------------------------------------------------------------
+# DFOP in float32 arithmetic (DFOP(..., dtype="float32", arithmetic="float32"))
+# ----------------------------------------------------------------------------
+
+
+class DFOPFloat32Reference:
+    """DFOP's float32-only arithmetic, one NumPy float32 scalar operation at a time.
+
+    Written from docs/design/float32.md ("float32-only arithmetic"): every
+    value is a float32 and every operation rounds to float32 (NumPy float32
+    scalars: IEEE single, correctly rounded, like the FPU), in the order the
+    equations give it. ``learn(x, y, mu)`` returns (prediction, learnt): the
+    step's guards (refuse, or update from the prior when P lost definiteness),
+    the update
+
+        Px = P x,  c = 1 / (lambda + x^T Px),  s = sqrt(c),  g = (y - w^T x) c
+        w <- w + Px g,   u = Px s,   P <- (P - u u^T) (1 / lambda)
+
+    (a careful step, x^T P x > 16 lambda, in double-float32: ``_careful``),
+    then keep_prior's refresh every ``period`` steps of ceil(d f / 2)
+    coordinates k (rho = d f / p0 / width, f the forgotten sum of mu's):
+    w <- w - P_k (rho w_k / (1 + rho P_kk)), P <- P - v v^T, v = P_k
+    sqrt(rho / (1 + rho P_kk)); or keep_prior=False's reset of a coordinate
+    whose P_ii passed 10 p0.
+    """
+
+    f = np.float32
+    MAX = np.float32(3.4028234663852886e38)
+    LIMIT = np.float32(1e30)
+
+    def __init__(self, d, mu, p0, period, keep_prior=True, skip=True):
+        f = self.f
+        self.d, self.mu, self.p0 = d, f(mu), f(p0)
+        self.period, self.keep_prior, self.skip = period, keep_prior, skip
+        self.P = np.zeros((d, d), np.float32)
+        for i in range(d):
+            self.P[i, i] = self.p0
+        self.w = np.zeros(d, np.float32)
+        self.forgotten = f(0.0)
+        self.seen = self.skipped = self.since = self.next = 0
+
+    def _finite(self, v):
+        return bool(np.isfinite(v))
+
+    def _fits(self, big, wbig, s, g):
+        u = big * s
+        wnew = wbig + big * abs(g)
+        return (self._finite(g) and self._finite(u * u) and self._finite(wnew)
+                and wnew < self.MAX)
+
+    def step(self, x, y, mu):
+        f, d, P, w = self.f, self.d, self.P, self.w
+        x = x.astype(np.float32)
+        y = f(y)
+        lam = f(1.0) - f(mu)
+        Px = [f(0.0)] * d
+        for i in range(d):  # P x, row by row (the sum's order)
+            for j in range(d):
+                Px[j] = Px[j] + x[i] * P[i, j]
+        yhat = xPx = big = wbig = f(0.0)
+        for j in range(d):
+            yhat = yhat + w[j] * x[j]
+            xPx = xPx + x[j] * Px[j]
+            big = max(big, abs(Px[j]))
+            wbig = max(wbig, abs(w[j]))
+        if not (self._finite(yhat) and abs(y) <= self.LIMIT):
+            return yhat, False
+        den = lam + xPx
+        if not self._finite(den):
+            return yhat, False
+        prior = not den > 0
+        if (not prior and xPx > f(16.0) * lam and big < f(1e30)
+                and all(abs(x[j]) < f(1e30) for j in range(d))):
+            status = self._careful(x, y, yhat, lam, wbig)
+            if status is not None:
+                if status and not self.keep_prior:
+                    self._reset_unexcited()
+                return yhat, status
+            prior = True
+        if not prior:
+            c = f(1.0) / den
+            s = np.sqrt(c)
+            g = (y - yhat) * c
+            if not self._fits(big, wbig, s, g):
+                return yhat, False
+            pmin = min(P[i, i] for i in range(d))
+            if not (pmin > 0 and (big * s) * (big * s) <= pmin):
+                slack = f(8.0) * f(d) * f(2.0**-23)
+                if any(not P[i, i] > 0 for i in range(d)):
+                    prior = True
+                elif any(P[i, i] - (Px[i] * s) * (Px[i] * s) < -slack * P[i, i]
+                         for i in range(d)):
+                    return yhat, False
+        if prior:  # P lost definiteness: the update from P = p0 I
+            nn = f(0.0)
+            for j in range(d):
+                nn = nn + x[j] * x[j]
+            if not self.p0 * nn <= f(1e7):
+                return yhat, False
+            Px = [self.p0 * x[j] for j in range(d)]
+            xPx = big = f(0.0)
+            for j in range(d):
+                xPx = xPx + x[j] * Px[j]
+                big = max(big, abs(Px[j]))
+            den = lam + xPx
+            if not (self._finite(den) and den > 0):
+                return yhat, False
+            c = f(1.0) / den
+            s = np.sqrt(c)
+            g = (y - yhat) * c
+            if not self._fits(big, wbig, s, g):
+                return yhat, False
+            P[:] = 0
+            for i in range(d):
+                P[i, i] = self.p0
+        invlam = f(1.0) / lam
+        u = [Px[j] * s for j in range(d)]
+        for j in range(d):
+            w[j] = w[j] + Px[j] * g
+        for i in range(d):
+            for j in range(d):
+                P[i, j] = (P[i, j] - u[i] * u[j]) * invlam
+        if not self.keep_prior:
+            self._reset_unexcited()
+        return yhat, True
+
+    # The careful step (x^T P x > 16 lambda) in double-float32: a value is hi + lo,
+    # two float32; Dekker's exact product (Veltkamp's split by 4097) and Knuth's
+    # exact sum, then the usual double-float sum, product and reciprocal.
+    @staticmethod
+    def _split(a):
+        f = np.float32
+        t = f(4097.0) * a
+        hi = t - (t - a)
+        return hi, a - hi
+
+    def _prod(self, a, b):
+        p = a * b
+        ah, al = self._split(a)
+        bh, bl = self._split(b)
+        return p, al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+
+    @staticmethod
+    def _sum(a, b):
+        s = a + b
+        bb = s - a
+        return s, (a - (s - bb)) + (b - bb)
+
+    @staticmethod
+    def _fast(a, b):
+        s = a + b
+        return s, b - (s - a)
+
+    def _add2(self, ah, al, bh, bl):
+        s, e = self._sum(ah, bh)
+        return self._fast(s, e + (al + bl))
+
+    def _mul2(self, ah, al, bh, bl):
+        p, e = self._prod(ah, bh)
+        return self._fast(p, e + (ah * bl + al * bh))
+
+    def _careful(self, x, y, yhat, lam, wbig):
+        """True: applied; False: refused; None: from the prior."""
+        f, d, P, w = self.f, self.d, self.P, self.w
+        z = f(0.0)
+        Ph, Pl = [z] * d, [z] * d
+        for i in range(d):
+            for j in range(d):
+                p, e = self._prod(x[i], P[i, j])
+                Ph[j], Pl[j] = self._add2(Ph[j], Pl[j], p, e)
+        sh = sl = big = z
+        for j in range(d):
+            sh, sl = self._add2(sh, sl, *self._mul2(Ph[j], Pl[j], x[j], z))
+            big = max(big, abs(Ph[j]))
+        dh, dl = self._add2(sh, sl, lam, z)
+        if not self._finite(dh):
+            return False
+        if not dh > 0:
+            return None
+        q = f(1.0) / dh
+        ph, pl = self._mul2(dh, dl, q, z)
+        ch, cl = self._fast(q, q * ((f(1.0) - ph) - pl))
+        s = np.sqrt(ch)
+        g = (y - yhat) * ch
+        if not self._fits(big, wbig, s, g):
+            return False
+        slack = f(8.0) * f(d) * f(2.0**-23)
+        if any(not P[i, i] > 0 for i in range(d)):
+            return None
+        for i in range(d):
+            th, tl = self._mul2(*self._mul2(Ph[i], Pl[i], Ph[i], Pl[i]), ch, cl)
+            if self._add2(P[i, i], z, -th, -tl)[0] < -slack * P[i, i]:
+                return False
+        invlam = f(1.0) / lam
+        for j in range(d):
+            w[j] = w[j] + Ph[j] * g
+        for i in range(d):
+            for j in range(i, d):
+                th, tl = self._mul2(*self._mul2(Ph[i], Pl[i], Ph[j], Pl[j]), ch, cl)
+                P[i, j] = P[j, i] = self._add2(P[i, j], z, -th, -tl)[0] * invlam
+        return True
+
+    def _refresh(self, k, rho):
+        f, d, P, w = self.f, self.d, self.P, self.w
+        den = f(1.0) + rho * P[k, k]
+        if not den > 0:
+            return
+        g = rho * w[k] / den
+        if not all(abs(w[j]) + abs(P[k, j]) * abs(g) < self.MAX for j in range(d)):
+            g = f(0.0)
+        s = np.sqrt(rho / den)
+        v = [P[k, j] * s for j in range(d)]
+        for j in range(d):
+            w[j] = w[j] - P[k, j] * g
+        for i in range(d):
+            for j in range(d):
+                P[i, j] = P[i, j] - v[i] * v[j]
+
+    def _reset_unexcited(self):
+        f, d, P, w = self.f, self.d, self.P, self.w
+        cap = f(10.0) * self.p0
+        for i in range(d):
+            pii = P[i, i]
+            if pii > cap:
+                rho = f(1.0) / self.p0 - f(1.0) / pii
+                den = f(1.0) + rho * pii
+                g = abs(rho * w[i] / den)
+                s = np.sqrt(rho / den)
+                fits = all(abs(w[j]) + abs(P[i, j]) * g < self.MAX
+                           and P[j, j] - (P[i, j] * s) * (P[i, j] * s) > 0 for j in range(d))
+                if fits:
+                    self._refresh(i, rho)
+                else:
+                    r = np.sqrt(self.p0 / pii)
+                    P[i, :] = P[i, :] * r
+                    P[:, i] = P[:, i] * r
+
+    def learn(self, x, y, mu=None):
+        f, d = self.f, self.d
+        mu = self.mu if mu is None else f(mu)
+        yhat, ok = self.step(x, y, mu)
+        if not ok:
+            self.skipped += 1
+            return yhat, False
+        self.seen += 1
+        if self.keep_prior:
+            self.forgotten = self.forgotten + mu
+            self.since += 1
+            if self.since >= self.period and self.forgotten > 0:
+                width = math.ceil(f(d) * self.forgotten / f(2.0) * (f(1.0) - f(1e-3)))
+                width = min(d, max(1, width))
+                rho = f(d) * self.forgotten / self.p0 / f(width)
+                for i in range(width):
+                    self._refresh((self.next + i) % d, rho)
+                if not all(self.P[i, i] > 0 for i in range(d)):
+                    self.P[:] = 0
+                    for i in range(d):
+                        self.P[i, i] = self.p0
+                self.since = 0
+                self.next = (self.next + width) % d
+                self.forgotten = f(0.0)
+        return yhat, True

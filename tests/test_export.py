@@ -122,6 +122,12 @@ _MODELS = {
     "rls-classification": lambda: edgereg.RLS(6, on_invalid="skip", task="classification"),
     "float64-d30": lambda: edgereg.DFOP(30, 0.01, on_invalid="skip"),
     "float32-d30": lambda: edgereg.DFOP(30, 0.01, dtype="float32", on_invalid="skip"),
+    # float32 only (y, yhat, Y, mu, out float in C): no soft double on a single-precision FPU.
+    "float32-only": lambda: edgereg.DFOP(6, 0.01, dtype="float32", arithmetic="float32",
+                                         on_invalid="skip"),
+    "float32-only-classification": lambda: edgereg.DFOP(
+        6, 0.05, dtype="float32", arithmetic="float32", on_invalid="skip",
+        task="classification", keep_prior=False),
     # No forgetting (learn_many's n_mu is 0); SOMOR and a multi-output PA: m doubles per y.
     "pa1-float64": lambda: edgereg.PARegressor(6, on_invalid="skip"),
     "pa2-float32": lambda: edgereg.PARegressor(6, variant="II", C=0.5, epsilon=0.05,
@@ -163,12 +169,13 @@ _TARGET_MODELS = {
     "armv7hf": ["float64", "float32", "float32-classification", "somor-float32",
                 "norma-rbf-float64", "norma-laplacian-float64"],
     "armv6hf": ["float64", "float32"],
-    "cortex-m4f": ["float64", "float32", "pa2-float32", "somor-float32", "norma-rbf-float32",
-                   "bank-float64"],
+    "cortex-m4f": ["float64", "float32-only", "float32-only-classification", "pa2-float32",
+                   "somor-float32", "norma-rbf-float32", "bank-float64"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
     "riscv32-imac": ["float64", "float32", "norma-rbf-float64"],
-    "riscv32-imafc": ["float64", "float32", "float32-classification", "somor-float32",
+    "riscv32-imafc": ["float64", "float32", "float32-classification", "float32-only",
+                      "somor-float32",
                       "norma-rbf-float32", "bank-float32-classification"],
 }
 _TARGET_CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
@@ -229,6 +236,32 @@ def test_exported_code_equals_the_jit_bit_for_bit(request, label, target):
     line = row["c"].splitlines()[0]
     assert line == row["jit"]
     assert re.fullmatch(r"HASH [0-9a-f]{16} invalid [1-9]\d* first -1", line)  # rows refused
+
+
+#: Soft-double helpers: ARM's run-time ABI (__aeabi_dadd, __aeabi_f2d, __aeabi_l2d, ...)
+#: and libgcc's (__adddf3, __extendsfdf2, __floatdidf, ...).
+_SOFT_DOUBLE = re.compile(r"__aeabi_(d\w+|\w+2d)|__\w*df\d?")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label, target", [(m, t) for t in ("cortex-m4f", "riscv32-imafc")
+                                           for m in _TARGET_MODELS[t] if "float32-only" in m])
+def test_a_float32_export_needs_no_soft_double(request, label, target):
+    """The float32-only arithmetic on a single-precision FPU: no soft-double helper
+    is undefined in its object (a mixed float32 DFOP's M4F object needs them)."""
+    if S.missing_for(target) or not _ASKED:
+        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 with the toolchains")
+    row = request.getfixturevalue("results")[(label, target)]
+    assert not [s for s in row["undefined"] if _SOFT_DOUBLE.fullmatch(s)], row["undefined"]
+
+
+def test_a_float32_export_of_a_class_computes_in_float32_only():
+    from edgereg.export import _model
+
+    assert _model("DFOP", 6, "float32", {})._arith32
+    assert _model(edgereg.RLS, 6, "float32", {})._arith32
+    assert not _model("DFOP", 6, "float32", {"arithmetic": "auto"})._arith32
+    assert not _model("DFOP", 6, None, {})._arith32
 
 
 def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):

@@ -53,15 +53,19 @@ def _check_p(P: np.ndarray, p0: float, keep_prior: bool, mu: float) -> None:
 
 
 CASES = [(name, keep, dtype) for name in (*BUNDLED, *SHARED) for keep in (True, False)
-         for dtype in ("float64", "float32")]
+         for dtype in ("float64", "float32", "float32-only")]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "keep_prior", "dtype"), CASES)
 def test_every_stream_runs_to_the_end_at_every_forgetting(name, keep_prior, dtype):
+    """"float32-only": ``arithmetic="float32"`` (no float64 careful step)."""
     X, y, task = _stream(name)
+    kw = {"dtype": "float32", "arithmetic": "float32"} if dtype == "float32-only" else {
+        "dtype": dtype}
+    dtype = kw["dtype"]
     for mu in FORGETTING:
-        model = DFOP(X.shape[1], mu, task=task, keep_prior=keep_prior, dtype=dtype)
+        model = DFOP(X.shape[1], mu, task=task, keep_prior=keep_prior, **kw)
         pred = model.learn_many(X.astype(dtype), y)  # raises if any row is refused
         assert model.n_seen_ == y.shape[0] and np.all(np.isfinite(pred))
         _check_p(model.state.P, model.p0, keep_prior, mu)

@@ -72,7 +72,7 @@ def test_model_built_with_the_parameters_and_n_features():
     est = S.DFOPClassifier(forgetting=0.05, p0=10.0).fit(np.eye(3), [0, 1, 0])
     assert est.model_.get_params() == {
         "n_features": 3, "forgetting": 0.05, "task": "classification", "p0": 10.0,
-        "keep_prior": True, "dtype": "float64", "on_invalid": "raise",
+        "keep_prior": True, "dtype": "float64", "arithmetic": "auto", "on_invalid": "raise",
         "coverage": None, "missing": "reject",
     }
     assert est.n_features_in_ == 3

@@ -53,7 +53,8 @@ def load_blob(path: Any) -> Any:
     for f in family.fields:
         if f.learnt:  # its contiguous runs (one, or a row per member of a bank)
             flat = np.concatenate([blocks[f.block][at: at + n] for at, n in f.runs()])
-            arrays[f.name] = flat.view(f.dtype.newbyteorder("<")).astype(f.dtype).reshape(
-                f.shape)
+            size = int(np.prod(f.shape))  # of the span's slots (a float32 in a float64)
+            arrays[f.name] = flat.view(f.dtype.newbyteorder("<"))[:size].astype(
+                f.dtype).reshape(f.shape)
     model._copy_state_in(arrays, source=source)
     return model

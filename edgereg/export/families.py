@@ -88,9 +88,97 @@ def _numba_float(dtype: np.dtype):
     return types.float32 if np.dtype(dtype) == np.float32 else types.float64
 
 
+@njit(inline="always", **SHIM_OPTIONS)
+def _label_of32(v):
+    """``_label_of`` in float32 (a float32 y; no double compare)."""
+    if v == np.float32(1.0):
+        return np.float32(1.0)
+    if v == np.float32(0.0) or v == np.float32(-1.0):
+        return np.float32(-1.0)
+    return np.float32(np.nan)
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _sign32(v):
+    return np.float32(1.0) if v >= np.float32(0.0) else np.float32(-1.0)
+
+
+def dfop32_family(model: Any) -> Family:
+    """DFOP and RLS with ``arithmetic="float32"``: the kernels of ``_kernels/dfop32.py``
+    over DFOP's blocks, with y, yhat, Y, mu and out float32 in C (no double anywhere:
+    the object needs no soft-double helper on a single-precision FPU)."""
+    from .._kernels import dfop as k
+    from .._kernels import dfop32 as k32
+
+    d = model.n_features
+    B = model._B
+    family = _two_block_family(model, "dfop", k, forgetting=True)
+    family.io = np.dtype(np.float32)
+    nB = B.size
+    classify = model.task == "classification"
+    learn_one_kernel, learn_many_kernel = k32.dfop32_learn_one, k32.dfop32_learn_many
+    predict_kernel, views = k32.dfop32_predict_one, k._packed_views
+
+    def learn_one(PWp, Bp, xp, y, yhat_p):
+        PW = carray(PWp, (d + 1, d))
+        x = carray(xp, (d,))
+        work, L, hyper, codes = views(carray(Bp, (nB,)), d)
+        yv = _label_of32(y) if classify else y
+        yhat, status = learn_one_kernel(x, yv, PW, L, work, hyper, codes)
+        if classify:
+            yhat = _sign32(yhat)
+        carray(yhat_p, (1,))[0] = yhat
+        return np.int64(status)
+
+    def learn_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp):
+        PW = carray(PWp, (d + 1, d))
+        work, L, hyper, codes = views(carray(Bp, (nB,)), d)
+        X = carray(Xp, (n, d))
+        out = carray(outp, (n,))
+        if n_mu == 0:
+            MU = carray(mup, (0,))  # empty: the model's own mu (not read)
+        elif n_mu == n or n_mu == 1:
+            MU = carray(mup, (n_mu,))
+            for t in range(n_mu):
+                if not (MU[t] >= np.float32(0.0) and MU[t] < np.float32(1.0)):
+                    return np.int64(BAD_FORGETTING)
+        else:
+            return np.int64(BAD_LENGTH)
+        if classify:
+            Y = carray(Yp, (n,))
+            for t in range(n):
+                out[t] = _label_of32(Y[t])
+            Y = out
+        else:
+            Y = carray(Yp, (n,))
+        first = learn_many_kernel(X, Y, MU, out, PW, L, work, hyper, codes)
+        if classify:
+            for t in range(n):
+                out[t] = _sign32(out[t])
+        return np.int64(first)
+
+    def predict_one(PWp, Bp, xp):
+        PW = carray(PWp, (d + 1, d))
+        score = predict_kernel(carray(xp, (d,)), PW[d])
+        return _sign32(score) if classify else score
+
+    f32 = types.float32
+    pw, pb, pf = types.CPointer(f32), types.CPointer(types.float64), types.CPointer(f32)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(pw, pb, pf, f32, pf)),
+        "learn_many": (learn_many, types.int64(pw, pb, pf, pf, types.int64, pf, types.int64,
+                                                pf)),
+        "predict_one": (predict_one, f32(pw, pb, pf)),
+    }
+    return family
+
+
 def dfop_family(model: Any) -> Family:
     """DFOP and RLS, regression and classification, fixed or per-step forgetting."""
     from .._kernels import dfop as k
+
+    if model._arith32:
+        return dfop32_family(model)
 
     d = model.n_features
     PW, B = model._PW, model._B

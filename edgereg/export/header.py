@@ -83,7 +83,9 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
         "#include <string.h>", "", "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
         f"#define {P}_N_FEATURES {family.d}",
         f"#define {P}_CLASSIFICATION {int(family.task == 'classification')}",
-        f"typedef {T} {prefix}_real; /* x, X are of this type */", "",
+        f"typedef {T} {prefix}_real; /* x, X are of this type */",
+        f"typedef {_CTYPE[str(family.io)]} {prefix}_yreal; /* y, yhat, Y, mu, out: this type */",
+        "",
         "/* learn_one's status */",
         f"#define {P}_OK 0", f"#define {P}_INVALID 1 /* state unchanged */",
         f"#define {P}_ERROR 2 /* never expected: an internal error status */",
@@ -113,7 +115,8 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
         kind = "learnt" if f.learnt else "work"
         shape = "x".join(str(s) for s in f.shape)
         step = (f", element strides {'x'.join(str(t) for t in f.strides)}"
-                if f.strides else "")
+                if f.strides else f", in the first bytes of {f.span} slot(s)" if f.span
+                else "")
         lines.append(f"#define {P}_{f.name.upper()}_OFFSET {f.offset} "
                      f"/* {kind}: {f.block}, {f.dtype} ({shape}{step}) */")
     lines += ["", "/* hyper (double) and codes (int64_t) entries: index, exported value */"]
@@ -124,36 +127,37 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
     lines += ["", "/* The exported functions (one per call kind, taking the blocks). */"]
     blocks = ", ".join(f"{_CTYPE[str(b.dtype)]} *{b.name}" for b in family.blocks)
     args = ", ".join(f"s->{b.name}" for b in family.blocks)
-    yin, yarg = ("const double *y", "y") if m else ("double y", "y")
+    Y = _CTYPE[str(family.io)]
+    yin, yarg = (f"const {Y} *y", "y") if m else (f"{Y} y", "y")
     mu_doc = ([" * t before learning it. mu: NULL/0 for the model's forgetting, 1 value for all",
                " * rows, or n values (one per row). Identical to learn_one row by row. */"]
               if family.forgetting else
               [" * t before learning it. No forgetting: mu NULL and n_mu 0 (else BAD_LENGTH,",
                " * nothing learnt). Identical to learn_one row by row. */"])
     lines += [
-        f"int64_t {prefix}_learn_one_blocks({blocks}, const {T} *x, {yin}, double *yhat);",
-        f"int64_t {prefix}_learn_many_blocks({blocks}, const {T} *X, const double *Y,",
-        "    int64_t n, const double *mu, int64_t n_mu, double *out);",
-        (f"int64_t {prefix}_predict_one_blocks({blocks}, const {T} *x, double *yhat);" if m
-         else f"double {prefix}_predict_one_blocks({blocks}, const {T} *x);"), "",
+        f"int64_t {prefix}_learn_one_blocks({blocks}, const {T} *x, {yin}, {Y} *yhat);",
+        f"int64_t {prefix}_learn_many_blocks({blocks}, const {T} *X, const {Y} *Y,",
+        f"    int64_t n, const {Y} *mu, int64_t n_mu, {Y} *out);",
+        (f"int64_t {prefix}_predict_one_blocks({blocks}, const {T} *x, {Y} *yhat);" if m
+         else f"{Y} {prefix}_predict_one_blocks({blocks}, const {T} *x);"), "",
         *_learn_one_doc(family, P),
         " * update that would overflow; counted as skipped when on_invalid was \"skip\"). */",
         f"static inline int64_t {prefix}_learn_one({prefix}_state *s, const {T} *x, {yin},",
-        f"    double *yhat) {{ return {prefix}_learn_one_blocks({args}, x, {yarg}, yhat); }}",
+        f"    {Y} *yhat) {{ return {prefix}_learn_one_blocks({args}, x, {yarg}, yhat); }}",
         "/* Learn n rows of X (row-major, n x N_FEATURES); out[t] = the prediction of row",
         *mu_doc,
         f"static inline int64_t {prefix}_learn_many({prefix}_state *s, const {T} *X,",
-        "    const double *Y, int64_t n, const double *mu, int64_t n_mu, double *out) {",
+        f"    const {Y} *Y, int64_t n, const {Y} *mu, int64_t n_mu, {Y} *out) {{",
         f"    return {prefix}_learn_many_blocks({args}, X, Y, n, mu, n_mu, out); }}",
     ]
     if m:
         lines += [
             "/* yhat[j] = the prediction of output j (no learning); returns OK. */",
             f"static inline int64_t {prefix}_predict_one({prefix}_state *s, const {T} *x,",
-            f"    double *yhat) {{ return {prefix}_predict_one_blocks({args}, x, yhat); }}", ""]
+            f"    {Y} *yhat) {{ return {prefix}_predict_one_blocks({args}, x, yhat); }}", ""]
     else:
         lines += [
-            f"static inline double {prefix}_predict_one({prefix}_state *s, const {T} *x) {{",
+            f"static inline {Y} {prefix}_predict_one({prefix}_state *s, const {T} *x) {{",
             f"    return {prefix}_predict_one_blocks({args}, x); }}", ""]
     lines += ["/* init: the state of a fresh model with the exported hyper-parameters"
               " (non-zero entries as bits). */"]
@@ -186,10 +190,11 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
 
 def _readme_calls(family: Family, prefix: str) -> str:
     m = family.n_outputs
+    Y = _CTYPE[str(family.io)]
     if not m:
-        return (f"double yhat;\nint64_t status = {prefix}_learn_one(&model, x, y, &yhat);"
-                f"   /* x: {family.d} values */\ndouble p = {prefix}_predict_one(&model, x);")
-    return (f"double yhat[{m}];                     /* y, yhat: {m} outputs */\n"
+        return (f"{Y} yhat;\nint64_t status = {prefix}_learn_one(&model, x, y, &yhat);"
+                f"   /* x: {family.d} values */\n{Y} p = {prefix}_predict_one(&model, x);")
+    return (f"{Y} yhat[{m}];                     /* y, yhat: {m} outputs */\n"
             f"int64_t status = {prefix}_learn_one(&model, x, y, yhat);   /* x: {family.d} "
             f"values */\n{prefix}_predict_one(&model, x, yhat);")
 

@@ -43,10 +43,15 @@ class Field:
     #: Element strides when the field is not contiguous in its block (a bank's
     #: members' w, rows of the stacked P and w); () when it is.
     strides: tuple = ()
+    #: Block elements the field covers when its dtype is narrower than the block's
+    #: (DFOP's float32 arithmetic keeps a float32 in a float64 slot); 0 otherwise.
+    span: int = 0
 
     def runs(self) -> list[tuple[int, int]]:
         """(first element, count) of the field's contiguous runs in its block."""
         n = int(np.prod(self.shape))
+        if self.span:
+            return [(self.offset, self.span)]
         if not self.strides:
             return [(self.offset, n)]
         if len(self.shape) > 1 and list(self.strides[1:]) != [
@@ -75,6 +80,9 @@ class Family:
     n_outputs: int = 0
     #: Whether learn_many reads per-step forgetting factors (else n_mu must be 0).
     forgetting: bool = True
+    #: The type of y, yhat, Y, mu and out in C: float64, or float32 for a model whose
+    #: arithmetic is float32 only (a double there would need soft-double code).
+    io: np.dtype = field(default_factory=lambda: np.dtype(np.float64))
 
 
 def _base_of(a: np.ndarray) -> np.ndarray:
@@ -99,6 +107,13 @@ def locate_fields(blocks: dict[str, np.ndarray], groups: list[tuple[Any, bool]])
             for bname, block in blocks.items():
                 lo = _address(block)
                 if lo <= start < lo + block.nbytes:
+                    if view.itemsize < block.itemsize:  # in the block's elements
+                        offset, rest = divmod(start - lo, block.itemsize)
+                        if rest or not view.flags.c_contiguous:
+                            raise ValueError(f"field {name} does not start a slot of {bname}")
+                        out.append(Field(name, bname, offset, tuple(view.shape), view.dtype,
+                                         learnt, span=-(-view.nbytes // block.itemsize)))
+                        break
                     offset, rest = divmod(start - lo, view.itemsize)
                     if rest:
                         raise ValueError(f"field {name} is not aligned in block {bname}")

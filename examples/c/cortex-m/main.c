@@ -49,7 +49,7 @@ int main(void) {
             x[j] = (edgereg_dfop_real)uniform();
             y += (t < 1000 ? w1[j] : w2[j]) * (float)x[j];
         }
-        double yhat;
+        edgereg_dfop_yreal yhat; /* float for a float32 export: no double anywhere */
         if (t == 500) stack_paint();
         edgereg_dfop_learn_one(&model, x, y, &yhat);
         if (t == 500) stack = stack_used(); /* bytes written below main's frame */

@@ -2,8 +2,9 @@
 
     python examples/c/cortex-m/measure.py [d] [OUT]
 
-Exports DFOP (forgetting 0.01) float32 and float64 for thumbv7em-unknown-none-
-eabihf (cpu cortex-m4), tuned for speed (O3) and for size, builds main.c
+Exports DFOP (forgetting 0.01) float32 (``arithmetic="float32"``: float32 only),
+float32 of the default arithmetic (float64 scalars) and float64 for
+thumbv7em-unknown-none-eabihf (cpu cortex-m4), tuned for speed (O3) and for size, builds main.c
 (this folder: a drifting stream generated on the device) with startup.c and
 mps2.ld, runs it on qemu's mps2-an386 board, and prints one row each: the
 exported object's code bytes, the firmware's flash split into the kernels,
@@ -66,9 +67,13 @@ def main(d: int = 6, out: str = "/tmp/edgereg-m4") -> None:
     import edgereg
     from edgereg.export import export_batch
 
-    jobs = [dict(model=edgereg.DFOP(d, 0.01, dtype=dt), target="thumbv7em-unknown-none-eabihf",
-                 cpu="cortex-m4", size=size, out=f"{out}/{dt}-{'size' if size else 'o3'}")
-            for size in (False, True) for dt in ("float32", "float64")]
+    # float32: the float32-only arithmetic (what `edgereg export --dtype float32` makes);
+    # float32-mixed: a float32 model of the default arithmetic (float64 scalars).
+    kinds = {"float32": dict(dtype="float32", arithmetic="float32"),
+             "float32-mixed": dict(dtype="float32"), "float64": dict(dtype="float64")}
+    jobs = [dict(model=edgereg.DFOP(d, 0.01, **kw), target="thumbv7em-unknown-none-eabihf",
+                 cpu="cortex-m4", size=size, out=f"{out}/{name}-{'size' if size else 'o3'}")
+            for size in (False, True) for name, kw in kinds.items()]
     for job, info in zip(jobs, export_batch(jobs), strict=True):
         row = firmware(Path(job["out"]))
         print(f"{Path(job['out']).name}: object {info['code_bytes']} B; firmware flash "
