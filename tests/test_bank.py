@@ -392,24 +392,31 @@ def test_a_state_file_with_broken_weights_is_refused(tmp_path):
             edgereg.load(tmp_path / "bad.npz")
 
 
+def _older_file(model, path, old, param, *arrays_gone):
+    """Save ``model`` to ``path``, then write ``old``: the same file as an older
+    edgereg wrote it, without the parameter ``param`` nor the arrays ``arrays_gone``."""
+    import json
+
+    model.save(path)
+    with np.load(path) as npz:
+        arrays = dict(npz)
+    params = json.loads(str(arrays["params"]))
+    del params[param]
+    arrays["params"] = np.array(json.dumps(params))
+    for name in arrays_gone:
+        del arrays[name]
+    np.savez(old, **arrays)
+
+
 def test_a_file_saved_before_the_window_loads_as_the_fixed_bank_it_was(tmp_path):
     """Files of the fixed 6-member bank (no ``members``, no window, no slow losses) load and
     resume as that bank; a moving bank's file without its window is refused."""
-    import json
-
     X, y = _stream("regression", n=300)
     fixed = DFOP(4, "auto", forgetting_grid=DEFAULT_GRID)
     assert len(fixed.member_forgetting_) == 6
     fixed.learn_many(X[:200], y[:200])
     path, old = tmp_path / "new.npz", tmp_path / "old.npz"
-    fixed.save(path)
-    with np.load(path) as npz:
-        arrays = dict(npz)
-    params = json.loads(str(arrays["params"]))
-    del params["members"]
-    arrays["params"] = np.array(json.dumps(params))
-    del arrays["state.window"], arrays["state.losses"]
-    np.savez(old, **arrays)
+    _older_file(fixed, path, old, "members", "state.window", "state.losses")
     again = edgereg.load(old)
     assert type(again) is DFOPBank and np.array_equal(again.member_forgetting_, DEFAULT_GRID)
     assert np.array_equal(again.learn_many(X[200:], y[200:]), fixed.learn_many(X[200:], y[200:]))
@@ -436,21 +443,12 @@ def test_a_file_saved_before_the_window_loads_as_the_fixed_bank_it_was(tmp_path)
 def test_a_file_saved_before_the_scout_loads_as_the_window_it_was(tmp_path):
     """A moving bank's file without ``scout`` (4 members, the window alone) resumes
     bit for bit as that bank: ``scout=0``."""
-    import json
-
     X, y = _drifting("regression", n=2000)
     window = DFOP(3, "auto", scout=0)
     assert len(window.member_forgetting_) == DEFAULT_MEMBERS
     window.learn_many(X[:1500], y[:1500])
-    path, old = tmp_path / "new.npz", tmp_path / "old.npz"
-    window.save(path)
-    with np.load(path) as npz:
-        arrays = dict(npz)
-    params = json.loads(str(arrays["params"]))
-    del params["scout"]
-    arrays["params"] = np.array(json.dumps(params))
-    np.savez(old, **arrays)
-    again = edgereg.load(old)
+    _older_file(window, tmp_path / "new.npz", tmp_path / "old.npz", "scout")
+    again = edgereg.load(tmp_path / "old.npz")
     assert again.scout == 0 and np.array_equal(again.member_forgetting_,
                                                window.member_forgetting_)
     assert np.array_equal(again.learn_many(X[1500:], y[1500:]),

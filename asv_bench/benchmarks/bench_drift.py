@@ -19,6 +19,19 @@ from .common import QUICK, linear_stream, samples_per_second
 N = 20_000
 
 
+def _models(bench, d: int, forgetting: str) -> None:
+    """The stream and the three models every benchmark here times, warmed up."""
+    from edgereg import DFOP, DriftAlarm
+
+    bench.X, bench.y = linear_stream(N, d, seed=0)
+    mu = 0.01 if forgetting == "fixed" else "auto"
+    bench.alarm = DriftAlarm(DFOP(d, mu))
+    bench.eprocess = DriftAlarm(DFOP(d, mu), noise=0.1, coef_bound=10.0)
+    bench.plain = DFOP(d, mu)
+    for m in (bench.alarm, bench.eprocess, bench.plain):
+        m.learn_many(bench.X[:10], bench.y[:10])
+
+
 class DriftAlarmThroughput:
     params = ([10, 50], ["fixed", "auto"])
     param_names = ["d", "forgetting"]
@@ -26,15 +39,7 @@ class DriftAlarmThroughput:
     timeout = 300
 
     def setup(self, d: int, forgetting: str) -> None:
-        from edgereg import DFOP, DriftAlarm
-
-        self.X, self.y = linear_stream(N, d, seed=0)
-        mu = 0.01 if forgetting == "fixed" else "auto"
-        self.alarm = DriftAlarm(DFOP(d, mu))
-        self.eprocess = DriftAlarm(DFOP(d, mu), noise=0.1, coef_bound=10.0)
-        self.plain = DFOP(d, mu)
-        for m in (self.alarm, self.eprocess, self.plain):
-            m.learn_many(self.X[:10], self.y[:10])
+        _models(self, d, forgetting)
 
     def track_drift_alarm_learn_many(self, d: int, forgetting: str) -> float:
         return samples_per_second(lambda: self.alarm.learn_many(self.X, self.y), N, repeat=3,
@@ -74,15 +79,7 @@ class DriftAlarmCost:
     timeout = 300
 
     def setup(self, d: int, forgetting: str) -> None:
-        from edgereg import DFOP, DriftAlarm
-
-        self.X, self.y = linear_stream(N, d, seed=0)
-        mu = 0.01 if forgetting == "fixed" else "auto"
-        self.alarm = DriftAlarm(DFOP(d, mu))
-        self.eprocess = DriftAlarm(DFOP(d, mu), noise=0.1, coef_bound=10.0)
-        self.plain = DFOP(d, mu)
-        for m in (self.alarm, self.eprocess, self.plain):
-            m.learn_many(self.X[:10], self.y[:10])
+        _models(self, d, forgetting)
 
     def _ratio(self, wrapped) -> float:
         X, y = self.X, self.y

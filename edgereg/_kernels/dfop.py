@@ -264,14 +264,7 @@ def _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big, wbig
                 Pi[j] = (Pi[j] - (ui * Px[j]) * cx) * invlam
     else:
         s = np.float64(math.sqrt(c))  # a float64 factor also without the JIT (NEP 50)
-        for j in range(d):
-            w[j] += Px[j] * g
-            Px[j] *= s
-        for i in range(d):
-            ui = Px[i]
-            Pi = P[i]
-            for j in range(d):
-                Pi[j] = (Pi[j] - ui * Px[j]) * invlam
+        gain_and_downdate(w, P, Px, g, s, invlam)
     # keep_prior=False's cap: _reset_unexcited scans the diagonal itself.
     # Gathering max P_ii in the row loop instead (as the block's inline pass
     # does) made this step take 25-35% longer at d = 10 with the cap off, 13-21%
@@ -279,6 +272,22 @@ def _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big, wbig
     if max_variance < np.inf:
         _reset_unexcited(w, P, max_variance, p0, Px)
     return yhat, OK
+
+
+@inline_kernel
+def gain_and_downdate(w, P, Px, g, s, invlam):
+    """w <- w + Px g, u = Px s (in Px), P <- (P - u u^T) invlam: a step's update
+    with the gain by sqrt(c) (s = sqrt(c)), in the arithmetic of Px, g and s
+    (this module's mixed float32 and float64; ``_kernels/dfop32.py``'s float32)."""
+    d = w.shape[0]
+    for j in range(d):
+        w[j] += Px[j] * g
+        Px[j] *= s
+    for i in range(d):
+        ui = Px[i]
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = (Pi[j] - ui * Px[j]) * invlam
 
 
 @inline_kernel

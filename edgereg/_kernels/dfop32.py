@@ -56,8 +56,10 @@ from .dfop import (
     LEARNT_FORGOTTEN,
     OK,
     _packed_views,
+    gain_and_downdate,
 )
 from .linalg import scratch_stride
+from .prior import pull_and_downdate
 
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
@@ -390,15 +392,7 @@ def _step32(x, y, lam, w, P, Px, Pl, p0, keep_prior):
         if not _fits32(big, wbig, s, g):
             return yhat, INVALID
         _set_prior32(P, p0)
-    invlam = _ONE / lam
-    for j in range(d):
-        w[j] += Px[j] * g
-        Px[j] *= s
-    for i in range(d):
-        ui = Px[i]
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = (Pi[j] - ui * Px[j]) * invlam
+    gain_and_downdate(w, P, Px, g, s, _ONE / lam)
     if not keep_prior:
         _reset_unexcited32(w, P, _MAX_VARIANCE * p0, p0, Px)
     return yhat, OK
@@ -419,7 +413,6 @@ def _refresh32(k, rho, w, P, v):
     """The pseudo-sample (sqrt(rho) e_k, 0), undiscounted (``prior._refresh_prior``):
     den = 1 + rho P_kk, w <- w - (rho w_k / den) P[:, k] (0 when that would not be
     finite), P <- P - v v^T with v = P[:, k] sqrt(rho / den); ``v`` scratch."""
-    d = w.shape[0]
     Pk = P[k]
     den = _ONE + rho * Pk[k]
     if not den > _ZERO:
@@ -427,17 +420,7 @@ def _refresh32(k, rho, w, P, v):
     g = rho * w[k] / den
     if not _pull_fits32(w, Pk, abs(g)):
         g = _ZERO
-    s = math.sqrt(rho / den)
-    for j in range(d):
-        w[j] -= Pk[j] * g
-        v[j] = Pk[j]
-    for j in range(d):
-        v[j] *= s
-    for i in range(d):
-        vi = v[i]
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = Pi[j] - vi * v[j]
+    pull_and_downdate(w, P, Pk, v, g, math.sqrt(rho / den))
 
 
 @kernel

@@ -135,13 +135,21 @@ def _refresh_prior(k, rho, w, P, v):
     v = P[:, k] sqrt(rho / den). ``v`` is scratch. Where the pull of w would
     not be finite, w is left as it is (:func:`_bounded_pull`).
     """
-    d = w.shape[0]
     Pk = P[k]
     den = 1.0 + rho * Pk[k]
     if not den > 0.0:
         return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
     g = _bounded_pull(rho * w[k] / den, w, Pk)
     s = np.float64(math.sqrt(rho / den))  # float64 also without the JIT
+    pull_and_downdate(w, P, Pk, v, g, s)
+
+
+@inline_kernel
+def pull_and_downdate(w, P, Pk, v, g, s):
+    """The refresh's update from row Pk = P[k] (``v`` scratch): w <- w - Pk g,
+    P <- P - v v^T with v = Pk s, in the arithmetic of g and s (float64 here,
+    float32 in the float32-only kernels, ``_kernels/dfop32.py``)."""
+    d = w.shape[0]
     for j in range(d):
         w[j] -= Pk[j] * g
         v[j] = Pk[j]
