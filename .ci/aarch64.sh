@@ -32,8 +32,10 @@ step() { echo "-- [aarch64 ${SECONDS}s] $*"; }
 step "tools: debootstrap, qemu-user-static"
 if ! command -v debootstrap > /dev/null || [ ! -x /usr/bin/qemu-aarch64-static ]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q > /dev/null
-  apt-get install -y -q debootstrap qemu-user-static binfmt-support > /dev/null
+  # The lock .ci/export-tools.sh takes too (.ci/run starts both at once).
+  (flock 9; apt-get update -q > /dev/null
+   apt-get install -y -q debootstrap qemu-user-static binfmt-support > /dev/null
+  ) 9> /var/lock/edgereg-ci-apt.lock
 fi
 
 step "binfmt_misc: run aarch64 binaries through qemu"

@@ -7,33 +7,27 @@
 #
 #   bash .ci/export.sh            (as root, from the repository root, in the venv)
 #
-# 1. Toolchains from Debian packages, by name, only those missing (idempotent):
-#    cross gcc for aarch64 and armhf with their libc, qemu-user-static,
-#    qemu-system-arm, gcc-arm-none-eabi with newlib, riscv64-unknown-elf-gcc
-#    (its rv32 multilibs) with picolibc and qemu-system-misc (qemu-system-riscv32):
-#    the three RISC-V packages took 36 s here (apt-get update, download, install).
-# 2. ONE pytest run of tests/test_export.py with EDGEREG_EXPORT_TESTS=1: one
-#    compiling process exports every case, then each harness runs.
+# 1. Toolchains from Debian packages, only those missing: .ci/export-tools.sh
+#    (the three RISC-V packages took 36 s on a machine without them). .ci/run
+#    starts it in the background at the end of its first stage, so that here
+#    it finds them installed.
+# 2. ONE pytest run of tests/test_export.py with EDGEREG_EXPORT_TESTS=1. Its
+#    time is the exports' compiling (numba and LLVM, in export worker
+#    processes): 525 of the 551 s of a run with the exports one batch after
+#    the other, on this shared 2-core machine; the C compilers and qemu took
+#    15 s, the JIT's lines 0.5 s. So the exports run in batches that compile
+#    no kernel twice (numba level 3 for the host, 0 for the other targets;
+#    DFOP's and the bank's models apart from the others; float64 apart from
+#    float32), two worker processes at a time, the heaviest first, and each
+#    harness is built and run as soon as its batch is written
+#    (tests/export_support.py, run_cases).
 # Exit status: non-zero when an install or a test fails. Prints the seconds taken.
 set -euo pipefail
 SECONDS=0
 step() { echo "-- [export ${SECONDS}s] $*"; }
 
-PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
-          libc6-dev-armhf-cross qemu-user-static qemu-system-arm gcc-arm-none-eabi
-          libnewlib-arm-none-eabi gcc gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-          qemu-system-misc)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]}"
-  [ "$(id -u)" = 0 ] || { echo "export stage: installing packages needs root"; exit 1; }
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q > /dev/null
-  apt-get install -y -q --no-install-recommends "${missing[@]}" > /dev/null
-fi
+step "toolchains (.ci/export-tools.sh)"
+bash "$(dirname "$0")/export-tools.sh"
 
 step "exported code against the JIT, every target"
 EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export.py -rs

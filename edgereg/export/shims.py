@@ -9,6 +9,7 @@ constants of the export: one object per (model, d, dtype).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,20 @@ def locate_fields(blocks: dict[str, np.ndarray], groups: list[tuple[Any, bool]])
     return out
 
 
+#: CPython 3.11's ast.parse fails in two threads at once ("AST constructor
+#: recursion depth mismatch"): exports run from threads parse one at a time.
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse(module: Any) -> Any:
+    import ast
+    import inspect
+
+    source = inspect.getsource(module)
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
 def index_names(module: Any, kind: str) -> dict[str, int]:
     """The index constants of ``hyper`` (kind "hyper") or ``codes`` ("codes") in a
     kernel module, read from the module, never spelled here: names with the
@@ -134,12 +149,11 @@ def index_names(module: Any, kind: str) -> dict[str, int]:
     names assigned in the statement just before its ``N_HYPER`` / ``N_CODES``
     count (``MU, P0 = 0, 1`` then ``N_HYPER = 2``)."""
     import ast
-    import inspect
 
     prefix, count = {"hyper": ("HYPER_", "N_HYPER"), "codes": ("CODE_", "N_CODES")}[kind]
     values = vars(module)
     try:
-        own = {t.id for node in ast.parse(inspect.getsource(module)).body
+        own = {t.id for node in _parse(module).body
                if isinstance(node, ast.Assign) for target in node.targets
                for t in (target.elts if isinstance(target, ast.Tuple) else [target])
                if isinstance(t, ast.Name)}
@@ -149,7 +163,7 @@ def index_names(module: Any, kind: str) -> dict[str, int]:
              if k.startswith(prefix) and type(v) is int and k in own}
     if named:
         return dict(sorted(named.items(), key=lambda kv: kv[1]))
-    body = ast.parse(inspect.getsource(module)).body
+    body = _parse(module).body
     for i, node in enumerate(body):
         targets = getattr(node, "targets", [])
         if (i and isinstance(node, ast.Assign) and len(targets) == 1
