@@ -55,7 +55,11 @@ done
 if grep -qE '__pycache__|\.py[co]$|\.nbi$|\.nbc$' "$WORK/sdist.txt"; then
   echo "sdist carries compiled files"; exit 1
 fi
-unzip -l "$WHEEL" | grep -q "edgereg/data/elec2.npz" || { echo "wheel lacks bundled data"; exit 1; }
+# (the listing goes to a file first: with pipefail, grep -q stopping at its
+# first match can kill unzip with SIGPIPE and fail the pipeline on a wheel
+# that has the file, as a larger wheel did)
+unzip -l "$WHEEL" > "$WORK/wheel.txt"
+grep -q "edgereg/data/elec2.npz" "$WORK/wheel.txt" || { echo "wheel lacks bundled data"; exit 1; }
 
 say "a fresh virtual environment with the wheel (and its test extra)"
 python3 -m venv "$WORK/venv"
