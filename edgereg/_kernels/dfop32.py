@@ -58,6 +58,7 @@ from .dfop import (
     _packed_views,
     gain_and_downdate,
 )
+from .guards import _set_prior
 from .linalg import scratch_stride
 from .prior import pull_and_downdate
 
@@ -189,16 +190,6 @@ def _diagonal_ok32(P, Px, s):
     if fault:
         return 2
     return 1 if refuse else 0
-
-
-@inline_kernel
-def _set_prior32(P, p0):
-    d = P.shape[0]
-    for i in range(d):
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = _ZERO
-        Pi[i] = p0
 
 
 # ------------------------------------------------ the careful step, double-float32
@@ -391,7 +382,7 @@ def _step32(x, y, lam, w, P, Px, Pl, p0, keep_prior):
         g = (y - yhat) * c
         if not _fits32(big, wbig, s, g):
             return yhat, INVALID
-        _set_prior32(P, p0)
+        _set_prior(P, p0)
     gain_and_downdate(w, P, Px, g, s, _ONE / lam)
     if not keep_prior:
         _reset_unexcited32(w, P, _MAX_VARIANCE * p0, p0, Px)
@@ -500,7 +491,7 @@ def _after_step32(status, mu, w, P, L, v, p0, codes):
                     j = k + i
                     _refresh32(j - d if j >= d else j, rho, w, P, v)
                 if not _diagonal_positive32(P):
-                    _set_prior32(P, p0)
+                    _set_prior(P, p0)
                 counts[2] = 0
                 j = k + width
                 counts[3] = j - d if j >= d else j
