@@ -432,7 +432,7 @@ class DFOP(IntervalMixin, OnlineModel):
         return self.n_features
 
     def _allocate(self) -> tuple[DFOPState, DFOPWork]:
-        if getattr(self, "_arith32", False):
+        if self._arith32:
             state, work = _allocate(
                 self.n_features, self._p032, self.dtype, self._mu32, self._period,
                 self.keep_prior, self._skip,
