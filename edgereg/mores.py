@@ -52,6 +52,12 @@ from ._kernels.mores import (
     mores_scratch_size,
 )
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
+from ._kernels.pa32 import (
+    lin32_learn_many,
+    lin32_learn_one_wide,
+    mo32_predict_many,
+    mo32_predict_one,
+)
 from ._validate import as_row, as_scalar, check_float, check_int, kernel_ready
 
 __all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState", "MORESIntervalState"]
@@ -146,6 +152,10 @@ class SOMORWork(NamedTuple):
     bound: np.ndarray
     hyper: np.ndarray  # float64 (2,): C, epsilon
     codes: np.ndarray  # int64 (3,): fit_intercept, skip, kind
+
+
+#: SOMOR's and PARegressor's ``arithmetic`` values.
+_ARITHMETICS = ("auto", "float32")
 
 
 # ---------------------------------------------------------------------- models
@@ -525,13 +535,41 @@ class _LinearMultiOutput(_MultiOutput):
     _C: float
     epsilon: float
 
+    #: Whether the model computes in float32 only (``arithmetic="float32"``).
+    _arith32 = False
+
+    def _init_arithmetic(self, arithmetic: str) -> None:
+        """Validate ``arithmetic``; for "float32", C and epsilon rounded to float32
+        (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        self.arithmetic = arithmetic
+        self._arith32 = arithmetic == "float32"
+        self._C32, self._eps32 = self._C, self.epsilon
+        if not self._arith32:
+            return
+        if self.dtype != np.float32:
+            raise ValueError("arithmetic='float32' needs dtype='float32'")
+        tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+        eps = float(np.float32(self.epsilon)) if self.epsilon <= big else np.inf
+        C = float(np.float32(self._C)) if self._C <= big else np.inf
+        if not eps <= big:
+            raise ValueError(f"epsilon {self.epsilon!r} is beyond float32's range")
+        if not tiny <= C <= big:
+            raise ValueError(f"C {self._C!r} is outside float32's normal range")
+        self._C32, self._eps32 = C, (eps if eps >= tiny else 0.0)
+
     def _allocate(self) -> tuple[SOMORState, SOMORWork]:
         D, m, dt = self._D, self._m, self.dtype
         state = SOMORState(W=np.zeros((D, m), dtype=dt), counts=np.zeros(2, dtype=np.int64))
+        bound = np.array([np.nan, 0.0])
+        if self._arith32:  # the bound and its count as float32 (``_kernels/pa32.py``)
+            bound[:] = 0.0
+            bound.view(np.float32)[:2] = (np.nan, 0.0)
         work = SOMORWork(
             scratch=np.zeros(D + m, dtype=dt),
-            bound=np.array([np.nan, 0.0]),
-            hyper=np.array([self._C, self.epsilon]),
+            bound=bound,
+            hyper=np.array([self._C32, self._eps32]),
             codes=np.array([self.fit_intercept, self._skip, self._kind], dtype=np.int64),
         )
         return state, work
@@ -539,12 +577,18 @@ class _LinearMultiOutput(_MultiOutput):
     def _bind_state(self) -> None:
         s, w = self._state, self._work
         self._blocks = (s.W, s.counts, w.scratch, w.bound, w.hyper, w.codes)
+        if self._arith32:  # learn_one's float32 y and prediction
+            self._y32 = np.zeros(self._m, np.float32)
+            self._out32 = np.zeros(self._m, np.float32)
 
     def _learn_vector(self, x: Any, y: Any) -> np.ndarray:
         xr = self._row(x)
         yr = self._target(y)
         out = np.empty(self._m, dtype=np.float64)
-        status = _lin_learn_one(xr, yr, out, *self._blocks)
+        if self._arith32:
+            status = lin32_learn_one_wide(xr, yr, out, *self._blocks, self._y32, self._out32)
+        else:
+            status = _lin_learn_one(xr, yr, out, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         return out
@@ -560,7 +604,36 @@ class _LinearMultiOutput(_MultiOutput):
         return self._learn_vector(x, y)
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return _lin_learn_many(X, Y, out, *self._blocks)
+        if not self._arith32:
+            return _lin_learn_many(X, Y, out, *self._blocks)
+        # Targets and predictions in float32, as an export's C caller passes them.
+        with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
+            Y32 = Y.astype(np.float32)
+        out32 = np.empty(out.shape, np.float32)
+        bad = lin32_learn_many(X, Y32, out32, *self._blocks)
+        out[:] = out32
+        return bad
+
+    def predict_one(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        if not self._arith32:
+            return super().predict_one(x, out)
+        if out is None:
+            out = np.empty(self._m, dtype=np.float64)
+        elif not (type(out) is np.ndarray and out.dtype == np.float64
+                  and out.shape == self._y_shape and out.flags.c_contiguous
+                  and out.flags.writeable):
+            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape "
+                             f"{self._y_shape}")
+        mo32_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
+        return out
+
+    predict_one.__doc__ = _MultiOutput.predict_one.__doc__
+
+    def _predict_block(self, X, out):  # type: ignore[override]
+        if self._arith32:
+            mo32_predict_many(X, self.fit_intercept, self._state.W, out)
+        else:
+            _mo_predict_many(X, self.fit_intercept, self._state.W, out)
 
 
 class SOMOR(_LinearMultiOutput):
@@ -616,11 +689,13 @@ class SOMOR(_LinearMultiOutput):
         fit_intercept: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        arithmetic: str = "auto",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         self._init_outputs(n_outputs, fit_intercept)
         self.epsilon = check_float("epsilon", epsilon, 0.0, None)
         self._C = 1.0
+        self._init_arithmetic(arithmetic)
         self.reset()
 
     @classmethod
@@ -629,6 +704,8 @@ class SOMOR(_LinearMultiOutput):
             {"n_features": 4, "n_outputs": 3},
             {"n_features": 3, "n_outputs": 2, "epsilon": 0.0, "fit_intercept": False},
             {"n_features": 5, "n_outputs": 2, "dtype": "float32"},
+            {"n_features": 4, "n_outputs": 3, "epsilon": 0.01, "dtype": "float32",
+             "arithmetic": "float32"},
         ]
 
 
@@ -695,6 +772,7 @@ class PARegressor(_LinearMultiOutput):
         fit_intercept: bool = True,
         dtype: Any = "float64",
         on_invalid: str = "raise",
+        arithmetic: str = "auto",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         self._scalar = n_outputs is None
@@ -707,6 +785,7 @@ class PARegressor(_LinearMultiOutput):
         self.C = check_float("C", C, 0.0, None, low_open=True)
         self._C = self.C
         self.epsilon = check_float("epsilon", epsilon, 0.0, None)
+        self._init_arithmetic(arithmetic)
         self.reset()
 
     @property
@@ -765,4 +844,8 @@ class PARegressor(_LinearMultiOutput):
             {"n_features": 3, "n_outputs": 2, "variant": "II", "C": 0.5, "fit_intercept": False},
             {"n_features": 5, "variant": "II", "dtype": "float32"},
             {"n_features": 4, "variant": "I", "C": 0.1},
+            {"n_features": 5, "variant": "II", "C": 0.5, "dtype": "float32",
+             "arithmetic": "float32"},
+            {"n_features": 3, "n_outputs": 2, "variant": "I", "fit_intercept": False,
+             "dtype": "float32", "arithmetic": "float32"},
         ]

@@ -1321,3 +1321,127 @@ class DFOPFloat32Reference:
                 self.next = (self.next + width) % d
                 self.forgotten = f(0.0)
         return yhat, True
+
+
+# ----------------------------------------------------------------------------
+# SOMOR and PA in float32 arithmetic (arithmetic="float32")
+# ----------------------------------------------------------------------------
+
+
+class LinearFloat32Reference:
+    """SOMOR's and PA-I/II's float32-only arithmetic, one NumPy float32 scalar
+    operation at a time (IEEE single, correctly rounded, like the FPU).
+
+    Per sample, x with its constant 1 when fitting an intercept: x^T x, y^T y and
+    yhat_j = sum_k x_k W_kj, each summed in index order, must be finite; then
+    SOMOR: r = y - yhat, rn = sqrt(r^T r) finite, and when rn > eps and x^T x > 0,
+    f = (1 - eps / rn) / x^T x, W_kj += (x_k f) r_j; PA: per output e = y_j - yhat_j,
+    l = |e| - eps, tau = min(C, l / x^T x) (PA-I) or l / (x^T x + 0.5 / C) (PA-II),
+    W_kj += x_k sign(e) tau. An update is refused when B + g, times
+    1 + 2^-21 min(D m + D + m + 1024, 2^24), is not below float32's largest value:
+    g = (x^T x + ||s||^2) / 2 (s the step's column), B a bound of ||W||_F grown by
+    g after each update, recomputed as max|W| sqrt(sum (W / max|W|)^2) when unknown
+    or after 256 updates. ``learn(x, y)`` returns (prediction, learnt).
+    """
+
+    def __init__(self, D: int, m: int, kind: int, C: float, eps: float, intercept: bool):
+        f = np.float32
+        self.W = np.zeros((D, m), np.float32)
+        self.kind, self.C, self.eps, self.intercept = kind, f(C), f(eps), intercept
+        self.B, self.count = f(np.nan), f(0.0)
+        self.seen = self.skipped = 0
+        n = min(D * m + D + m + 1024, 1 << 24)
+        self.slack = f(f(1.0) + f(f(n) * f(2.0**-21)))
+
+    def _frobenius(self) -> np.float32:
+        f = np.float32
+        big = f(np.abs(self.W).max()) if self.W.size else f(0.0)
+        if big == 0.0 or not np.isfinite(big):
+            return big
+        acc = f(0.0)
+        for v in self.W.reshape(-1):
+            q = f(v / big)
+            acc = f(acc + f(q * q))
+        return f(big * np.sqrt(acc))
+
+    def _fits(self, xx, ss):
+        f = np.float32
+        if not self.B >= 0.0 or self.count >= 256.0:
+            self.B, self.count = self._frobenius(), f(0.0)
+        grow = f(f(0.5) * f(xx + ss))
+        if not f(f(self.B + grow) * self.slack) < np.finfo(np.float32).max:
+            return None
+        return grow
+
+    def learn(self, x: np.ndarray, y: np.ndarray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok, yhat = self._step(np.asarray(x, np.float32),
+                                  np.asarray(y, np.float64).astype(np.float32))
+        if ok:
+            self.seen += 1
+        else:
+            self.skipped += 1
+        return yhat, ok
+
+    def _step(self, x, y):
+        f = np.float32
+        W = self.W
+        D, m = W.shape
+        xa = np.concatenate([x, [f(1.0)]]).astype(np.float32) if self.intercept else x
+        xx = f(0.0)
+        for v in xa:
+            xx = f(xx + f(v * v))
+        yy = f(0.0)
+        for v in y:
+            yy = f(yy + f(v * v))
+        yhat = np.zeros(m, np.float32)
+        for j in range(m):
+            acc = f(0.0)
+            for k in range(D):
+                acc = f(acc + f(xa[k] * W[k, j]))
+            yhat[j] = acc
+        if not (np.isfinite(xx) and np.isfinite(yy) and np.all(np.isfinite(yhat))):
+            return False, yhat
+        if self.kind == 0:
+            r = np.array([f(y[j] - yhat[j]) for j in range(m)], np.float32)
+            rr = f(0.0)
+            for v in r:
+                rr = f(rr + f(v * v))
+            rn = f(np.sqrt(rr))
+            if not np.isfinite(rn):
+                return False, yhat
+            if rn > self.eps and xx > 0.0:
+                g = f(f(f(1.0) - f(self.eps / rn)) / xx)
+                grow = self._fits(xx, f(rr * f(g * g)))
+                if grow is None:
+                    return False, yhat
+                for k in range(D):
+                    a = f(xa[k] * g)
+                    for j in range(m):
+                        W[k, j] = f(W[k, j] + f(a * r[j]))
+                self.B, self.count = f(self.B + grow), f(self.count + f(1.0))
+            return True, yhat
+        r = np.zeros(m, np.float32)
+        ss = f(0.0)
+        stepped = False
+        for j in range(m):
+            e = f(y[j] - yhat[j])
+            loss = f(abs(e) - self.eps)
+            if loss > 0.0 and xx > 0.0:
+                if self.kind == 1:
+                    step = min(self.C, f(loss / xx))
+                else:
+                    step = f(loss / f(xx + f(f(0.5) / self.C)))
+                r[j] = step if e > 0.0 else -step
+                stepped = True
+                ss = f(ss + f(step * step))
+        if not stepped:
+            return True, yhat
+        grow = self._fits(xx, ss)
+        if grow is None:
+            return False, yhat
+        for k in range(D):
+            for j in range(m):
+                W[k, j] = f(W[k, j] + f(xa[k] * r[j]))
+        self.B, self.count = f(self.B + grow), f(self.count + f(1.0))
+        return True, yhat
