@@ -136,6 +136,12 @@ _MODELS = {
     "somor-float64": lambda: edgereg.SOMOR(6, 3, epsilon=0.05, on_invalid="skip"),
     "somor-float32": lambda: edgereg.SOMOR(6, 2, dtype="float32", fit_intercept=False,
                                            on_invalid="skip"),
+    # float32 only (y, yhat, Y, out float in C): no soft double on a single-precision FPU.
+    "pa2-float32-only": lambda: edgereg.PARegressor(6, variant="II", C=0.5, epsilon=0.05,
+                                                    dtype="float32", arithmetic="float32",
+                                                    on_invalid="skip"),
+    "somor-float32-only": lambda: edgereg.SOMOR(6, 2, dtype="float32", arithmetic="float32",
+                                                on_invalid="skip"),
     # forgetting="auto": the window of 4 members (and its scout) moves every 32 learnt rows.
     "bank-float64": lambda: edgereg.DFOP(6, "auto", on_invalid="skip"),
     "bank-float32-classification": lambda: edgereg.DFOP(6, "auto", dtype="float32",
@@ -170,7 +176,8 @@ _TARGET_MODELS = {
                 "norma-rbf-float64", "norma-laplacian-float64"],
     "armv6hf": ["float64", "float32"],
     "cortex-m4f": ["float64", "float32-only", "float32-only-classification", "pa2-float32",
-                   "somor-float32", "norma-rbf-float32", "bank-float64"],
+                   "somor-float32", "pa2-float32-only", "somor-float32-only",
+                   "norma-rbf-float32", "bank-float64"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
     "riscv32-imac": ["float64", "float32", "norma-rbf-float64"],
@@ -262,6 +269,10 @@ def test_a_float32_export_of_a_class_computes_in_float32_only():
     assert _model(edgereg.RLS, 6, "float32", {})._arith32
     assert not _model("DFOP", 6, "float32", {"arithmetic": "auto"})._arith32
     assert not _model("DFOP", 6, None, {})._arith32
+    for cls in ("PARegressor", edgereg.SOMOR):
+        assert _model(cls, 6, "float32", {"n_outputs": 2})._arith32
+        assert not _model(cls, 6, "float32", {"n_outputs": 2, "arithmetic": "auto"})._arith32
+        assert not _model(cls, 6, None, {"n_outputs": 2})._arith32
 
 
 def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):

@@ -244,6 +244,16 @@ def _stack_double(typingctx):
     return types.CPointer(types.float64)(), codegen
 
 
+@intrinsic
+def _stack_float(typingctx):
+    """``_stack_double`` for one float (the float32 arithmetic's scalar y)."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float32))
+
+    return types.CPointer(types.float32)(), codegen
+
+
 def _own_and_imported(module: Any, prefix: str) -> dict[str, int]:
     """The index constants a kernel module uses, its own and those it imports
     (pa.py appends its names to MORES' shared ones), ordered by index."""
@@ -257,9 +267,12 @@ def _own_and_imported(module: Any, prefix: str) -> dict[str, int]:
 def linear_family(model: Any) -> Family:
     """SOMOR and PARegressor (PA-I, PA-II; one output or m): ``_lin_learn_one`` /
     ``_lin_learn_many`` over the model's six blocks W, counts, scratch, bound,
-    hyper, codes. No forgetting: learn_many's n_mu must be 0."""
+    hyper, codes. No forgetting: learn_many's n_mu must be 0. With
+    ``arithmetic="float32"`` the kernels of ``_kernels/pa32.py``, y, yhat, Y, mu
+    and out float in C (no double anywhere)."""
     from .._kernels import mores as km
     from .._kernels import pa as k
+    from .._kernels import pa32 as k32
 
     s, w = model._state, model._work
     arrays = {"W": s.W, "counts": s.counts, "scratch": w.scratch, "bound": w.bound,
@@ -286,8 +299,14 @@ def linear_family(model: Any) -> Family:
         raise ValueError("pa.py's index names do not cover hyper and codes")
     nS, nb, nh, nc = w.scratch.size, w.bound.size, w.hyper.size, w.codes.size
     intercept_code = family.codes["CODE_INTERCEPT"]
-    learn_one_kernel, learn_many_kernel = k._lin_learn_one, k._lin_learn_many
-    predict_kernel = km._mo_predict_one
+    arith32 = model._arith32
+    if arith32:
+        family.io = np.dtype(np.float32)
+        learn_one_kernel, learn_many_kernel = k32.lin32_learn_one, k32.lin32_learn_many
+        predict_kernel, stack_y = k32.mo32_predict_one, _stack_float
+    else:
+        learn_one_kernel, learn_many_kernel = k._lin_learn_one, k._lin_learn_many
+        predict_kernel, stack_y = km._mo_predict_one, _stack_double
 
     def views(Wp, Cp, Sp, Bp, Hp, Kp):
         return (carray(Wp, (D, m)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Bp, (nb,)),
@@ -297,7 +316,7 @@ def linear_family(model: Any) -> Family:
 
     def learn_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp, y, yhat_p):
         W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        yv = carray(_stack_double(), (1,))
+        yv = carray(stack_y(), (1,))
         yv[0] = y
         return np.int64(learn_one_kernel(carray(xp, (d,)), yv, carray(yhat_p, (1,)), W,
                                          counts, scratch, bound, hyper, codes))
@@ -318,7 +337,7 @@ def linear_family(model: Any) -> Family:
 
     def predict_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp):
         W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        out = carray(_stack_double(), (1,))
+        out = carray(stack_y(), (1,))
         predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, out)
         return out[0]
 
@@ -329,19 +348,21 @@ def linear_family(model: Any) -> Family:
 
     T = _numba_float(model.dtype)
     pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    Y = types.float32 if arith32 else types.float64  # y, yhat, Y, mu, out
+    pY = types.CPointer(Y)
     blocks = (pT, pi, pT, pd, pd, pi)
-    many = types.int64(*blocks, pT, pd, types.int64, pd, types.int64, pd)
+    many = types.int64(*blocks, pT, pY, types.int64, pY, types.int64, pY)
     if scalar:
         family.functions = {
-            "learn_one": (learn_one_scalar, types.int64(*blocks, pT, types.float64, pd)),
+            "learn_one": (learn_one_scalar, types.int64(*blocks, pT, Y, pY)),
             "learn_many": (learn_many, many),
-            "predict_one": (predict_one_scalar, types.float64(*blocks, pT)),
+            "predict_one": (predict_one_scalar, Y(*blocks, pT)),
         }
     else:
         family.functions = {
-            "learn_one": (learn_one_vector, types.int64(*blocks, pT, pd, pd)),
+            "learn_one": (learn_one_vector, types.int64(*blocks, pT, pY, pY)),
             "learn_many": (learn_many, many),
-            "predict_one": (predict_one_vector, types.int64(*blocks, pT, pd)),
+            "predict_one": (predict_one_vector, types.int64(*blocks, pT, pY)),
         }
     return family
 
