@@ -659,6 +659,22 @@ class SOMOR(_LinearMultiOutput):
     fit_intercept : bool, default True
     dtype : {"float64", "float32"}
     on_invalid : {"raise", "skip"}
+    arithmetic : {"auto", "float32"}, default "auto"
+        How a step computes. ``"auto"``: W and the scratch in ``dtype``, the
+        scalars (||x||^2, the residual's norm, the step size, the bound that
+        keeps W finite) in float64. ``"float32"`` (with ``dtype="float32"``):
+        every value in float32, the prediction and the targets included,
+
+        .. math::
+
+            \hat y = W^\top x,\quad r = y - \hat y,\quad
+            W \leftarrow W + x\,\Bigl(\frac{1 - \epsilon / \|r\|}{\|x\|^2}\Bigr) r^\top,
+
+        with epsilon rounded to float32 (below 1.2e-38: 0) and rows whose
+        ||x||^2, ||y||^2 or ||r||^2 overflow float32 (about 1.8e19) refused:
+        the arithmetic of an export for a single-precision FPU (no
+        soft-double code), which this model reproduces bit for bit
+        (docs/design/float32.md, "float32-only arithmetic").
 
     Notes
     -----
@@ -742,6 +758,24 @@ class PARegressor(_LinearMultiOutput):
     fit_intercept : bool, default True
     dtype : {"float64", "float32"}
     on_invalid : {"raise", "skip"}
+    arithmetic : {"auto", "float32"}, default "auto"
+        How a step computes. ``"auto"``: W and the scratch in ``dtype``, the
+        scalars (||x||^2, the losses, the step sizes, the bound that keeps W
+        finite) in float64. ``"float32"`` (with ``dtype="float32"``): every
+        value in float32, the predictions and the targets included,
+
+        .. math::
+
+            \hat y_j = w_j^\top x,\quad l_j = \max(0, |y_j - \hat y_j| - \epsilon),\quad
+            w_j \leftarrow w_j + \operatorname{sign}(y_j - \hat y_j)\,\tau_j x,
+
+        tau_j as above, with C and epsilon rounded to float32 (C must then be
+        in float32's normal range, 1.2e-38 to 3.4e38; an epsilon below
+        1.2e-38 is 0) and rows whose ||x||^2 or ||y||^2 overflow float32
+        (about 1.8e19) refused: the arithmetic of an export for a
+        single-precision FPU (no soft-double code), which this model
+        reproduces bit for bit (docs/design/float32.md, "float32-only
+        arithmetic").
 
     Notes
     -----
