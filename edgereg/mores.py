@@ -148,7 +148,8 @@ class SOMORWork(NamedTuple):
 
     scratch: np.ndarray  # (D + m,) the sample with its constant-1 input, then the residual
     # float64 (2,): a bound of ||W||_F and the updates since it was exact; a
-    # cache of speed only (NaN = unknown: recomputed, as after a load).
+    # cache of speed only (NaN = unknown: recomputed, as after a load). With
+    # arithmetic="float32" the two are float32 in the first 8 bytes.
     bound: np.ndarray
     hyper: np.ndarray  # float64 (2,): C, epsilon
     codes: np.ndarray  # int64 (3,): fit_intercept, skip, kind
