@@ -61,8 +61,8 @@ def _model(model_or_class: Any, features: int | None, dtype: str | None,
         raise ValueError("features (the input dimension d) is required to export a class")
     if str(dtype) == "float32" and getattr(cls, "_arith32", None) is False \
             and "arithmetic" not in params:
-        # A float32 export computes in float32 only: DFOP's and RLS's
-        # arithmetic="float32" (a model instance is exported as it is).
+        # A float32 export computes in float32 only: the arithmetic="float32" of
+        # DFOP, RLS, PARegressor and SOMOR (a model instance is exported as it is).
         params = {**params, "arithmetic": "float32"}
     return cls(features, dtype=dtype or "float64", **params)
 
