@@ -69,9 +69,12 @@ def _frobenius32(W):
 def _step_fits32(W, bound, xx, ss):
     """``pa._step_fits`` in float32: the growth (||x||^2 + ||s||^2) / 2 of the bound
     B >= ||W||_F, or -1 when B + growth, times the slack, is not below float32's
-    largest value. The slack 1 + 4 eps (D m + D + m + 1024) covers the rounding of
-    the refresh (D m terms), of up to 256 growths (D + m terms each) and of the
-    updates themselves (3 roundings an entry), each at most eps relative."""
+    largest value. The slack 1 + 4 eps (D m + D + m + 1024) (eps = 2^-23; the
+    count capped at 2^24) is about 8 times what rounding can take from B against
+    ||W||_F: the refresh's D m terms, each growth's D + m terms (relative to that
+    growth), and per update one rounding of B + g and three of each entry of W,
+    256 updates at most between refreshes (1024 + D m + D + m + 7 roundings of
+    2^-24 to first order)."""
     b = bound.view(np.float32)
     if not (b[0] >= _ZERO) or b[1] >= _REFRESH:
         b[0] = _frobenius32(W)
