@@ -142,6 +142,10 @@ _MODELS = {
                                                     on_invalid="skip"),
     "somor-float32-only": lambda: edgereg.SOMOR(6, 2, dtype="float32", arithmetic="float32",
                                                 on_invalid="skip"),
+    # MORES: its decay is a constant (n_mu 0), m doubles per y.
+    "mores-float64": lambda: edgereg.MORES(6, 3, on_invalid="skip"),
+    "mores-float32": lambda: edgereg.MORES(6, 2, decay=0.95, dtype="float32",
+                                           fit_intercept=False, on_invalid="skip"),
     # forgetting="auto": the window of 4 members (and its scout) moves every 32 learnt rows.
     "bank-float64": lambda: edgereg.DFOP(6, "auto", on_invalid="skip"),
     "bank-float32-classification": lambda: edgereg.DFOP(6, "auto", dtype="float32",
@@ -169,15 +173,15 @@ _MODELS = {
 _TARGET_MODELS = {
     "x86_64": list(_MODELS),
     "aarch64": ["float64", "float32", "float32-classification", "float32-d30", "pa2-float32",
-                "somor-float64", "norma-rbf-float64", "norma-rbf-float32",
+                "somor-float64", "mores-float64", "norma-rbf-float64", "norma-rbf-float32",
                 "norma-classification-float32", "norma-novelty-float32", "bank-float64",
                 "bank-float32-classification"],
-    "armv7hf": ["float64", "float32", "float32-classification", "somor-float32",
+    "armv7hf": ["float64", "float32", "float32-classification", "somor-float32", "mores-float32",
                 "norma-rbf-float64", "norma-laplacian-float64"],
     "armv6hf": ["float64", "float32"],
     "cortex-m4f": ["float64", "float32-only", "float32-only-classification", "pa2-float32",
                    "somor-float32", "pa2-float32-only", "somor-float32-only",
-                   "norma-rbf-float32", "bank-float64"],
+                   "mores-float32", "norma-rbf-float32", "bank-float64"],
     "cortex-m7": ["float32"],
     "cortex-m0plus": ["float32"],
     "riscv32-imac": ["float64", "float32", "norma-rbf-float64"],
@@ -294,7 +298,7 @@ def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):
 
 
 @pytest.mark.parametrize("label", [k for k in _MODELS
-                                   if k.startswith(("pa", "somor", "norma", "bank"))])
+                                   if k.startswith(("pa", "somor", "mores", "norma", "bank"))])
 def test_another_models_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, label):
     from edgereg.export.families import family_of
 

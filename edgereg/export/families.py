@@ -367,6 +367,78 @@ def linear_family(model: Any) -> Family:
     return family
 
 
+def mores_family(model: Any) -> Family:
+    """MORES (m outputs): ``_mores_learn_one`` / ``_mores_learn_many`` over its five
+    blocks A (every learnt matrix), counts, scratch, hyper, codes. Its decay is
+    a constant: learn_many's n_mu must be 0."""
+    from .._kernels import mores as k
+
+    s, w = model._state, model._work
+    arrays = dict(zip(("A", "counts", "scratch", "hyper", "codes"), model._blocks, strict=True))
+    init = type(model)(**model.get_params())
+    family = Family(
+        prefix="mores",
+        d=model.n_features,
+        dtype=np.dtype(model.dtype),
+        task="regression",
+        blocks=[Block(n, a.dtype, a.size, b.reshape(-1).copy())
+                for (n, a), b in zip(arrays.items(), init._blocks, strict=True)],
+        fields=locate_fields(arrays, [(s, True), (w, False)]),
+        hyper={n: float(w.hyper[i]) for n, i in _own_and_imported(k, "HYPER_").items()},
+        codes={n: int(w.codes[i]) for n, i in _own_and_imported(k, "CODE_").items()},
+        current=arrays,
+        n_outputs=model._m,
+        forgetting=False,
+    )
+    if len(family.hyper) != w.hyper.size or len(family.codes) != w.codes.size:
+        raise ValueError("mores.py's index names do not cover hyper and codes")
+    D, m, d = model._D, model._m, model.n_features
+    nA, nS, nh, nc = (arrays[n].size for n in ("A", "scratch", "hyper", "codes"))
+    intercept_code = family.codes["CODE_INTERCEPT"]
+    learn_one_kernel, learn_many_kernel = k._mores_learn_one, k._mores_learn_many
+    predict_kernel = k._mo_predict_one
+
+    def views(Ap, Cp, Sp, Hp, Kp):
+        return (carray(Ap, (nA,)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Hp, (nh,)),
+                carray(Kp, (nc,)))
+
+    views = njit(inline="always", **SHIM_OPTIONS)(views)
+
+    def learn_one(Ap, Cp, Sp, Hp, Kp, xp, yp, yhat_p):
+        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
+        skipped = counts[1]
+        status = learn_one_kernel(carray(xp, (d,)), carray(yp, (m,)), carray(yhat_p, (m,)),
+                                  A, counts, scratch, hyper, codes)
+        # The kernel answers OK for a row it skipped; C is told INVALID, as by
+        # every other family (state unchanged but the skipped count).
+        return np.int64(k.INVALID if counts[1] != skipped else status)
+
+    def learn_many(Ap, Cp, Sp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
+        return np.int64(learn_many_kernel(carray(Xp, (n, d)), carray(Yp, (n, m)),
+                                          carray(outp, (n, m)), A, counts, scratch, hyper,
+                                          codes))
+
+    def predict_one(Ap, Cp, Sp, Hp, Kp, xp, yhat_p):
+        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
+        W = A[: D * m].reshape((D, m))  # the first of the learnt block's views
+        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
+        return np.int64(0)
+
+    T = _numba_float(model.dtype)
+    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    blocks = (pT, pi, pT, pd, pi)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(*blocks, pT, pd, pd)),
+        "learn_many": (learn_many, types.int64(*blocks, pT, pd, types.int64, pd, types.int64,
+                                               pd)),
+        "predict_one": (predict_one, types.int64(*blocks, pT, pd)),
+    }
+    return family
+
+
 def norma_family(model: Any) -> Family:
     """NORMA: regression, classification (labels as DFOP's: 1 -> +1, 0 or -1 -> -1,
     yhat -1/+1) and novelty (y not read, yhat 1.0 for novel else 0.0), over the
@@ -503,7 +575,7 @@ def bank_family(model: Any) -> Family:
 
 
 #: The exportable classes (by exact name: a subclass may change the kernels).
-SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "NORMARegressor",
+SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "MORES", "NORMARegressor",
              "NORMAClassifier", "NORMANovelty")
 
 
@@ -512,7 +584,7 @@ def family_of(model: Any) -> Family:
     from .._norma_base import _NORMA
     from ..bank import DFOPBank
     from ..dfop import DFOP
-    from ..mores import SOMOR, PARegressor
+    from ..mores import MORES, SOMOR, PARegressor
 
     name = type(model).__name__
     from ._errors import ExportError
@@ -528,6 +600,8 @@ def family_of(model: Any) -> Family:
         return bank_family(model)
     if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
         return linear_family(model)
+    if isinstance(model, MORES) and name == "MORES":
+        return mores_family(model)
     if isinstance(model, _NORMA) and name in SUPPORTED:
         return norma_family(model)
     raise ExportError(

@@ -43,7 +43,19 @@ def shim_ir(functions: dict[str, tuple], prefix: str) -> tuple[list[str], list[s
         cname = f"{prefix}_{short}"
         names.append(cname)
         modules.append(_c_wrapper(ctx, cres, cname))
+    if any(f"@{_RESHAPE}(" in text for text in modules):
+        from .shims import nocopy_reshape, nocopy_reshape_signature
+
+        # numba's reshape calls a C helper of its own library (helperlib), which
+        # a device does not have: the export brings one (internal after linking).
+        sig = nocopy_reshape_signature()
+        cres = njit(sig, **SHIM_OPTIONS)(nocopy_reshape).overloads[sig.args]
+        modules += [cres.library.get_llvm_str(), _c_wrapper(cres.target_context, cres, _RESHAPE)]
     return modules, names
+
+
+#: numba's helper for ``ndarray.reshape`` (``numba_attempt_nocopy_reshape``).
+_RESHAPE = "numba_attempt_nocopy_reshape"
 
 
 def _c_wrapper(ctx: Any, cres: Any, cname: str) -> str:

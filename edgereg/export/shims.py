@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numba import carray
 
 #: numba options of every shim: no CPython wrapper (no Py* symbol), NumPy's
 #: error model (a division by zero is inf/NaN, never an exception).
@@ -176,3 +177,39 @@ def index_names(module: Any, kind: str) -> dict[str, int]:
                 if sorted(found.values()) == list(range(values[count])):
                     return dict(sorted(found.items(), key=lambda kv: kv[1]))
     raise ValueError(f"cannot find the {kind} index names of {module.__name__}")
+
+
+def nocopy_reshape(nd, dims_p, strides_p, newnd, newdims_p, newstrides_p, itemsize, is_f_order):
+    """numba's ``numba_attempt_nocopy_reshape`` for an exported object, for
+    C-contiguous arrays only (every reshape in the kernels is of a contiguous
+    slice of a block): 1 with the new C strides, or 0 (numba's reshape then
+    fails, the C wrapper returns its error status): never a wrong view."""
+    dims = carray(dims_p, (nd,))
+    strides = carray(strides_p, (nd,))
+    newdims = carray(newdims_p, (newnd,))
+    newstrides = carray(newstrides_p, (newnd,))
+    if is_f_order != 0:
+        return np.intc(0)
+    size = 1
+    for i in range(nd - 1, -1, -1):
+        if dims[i] != 1 and strides[i] != size * itemsize:
+            return np.intc(0)  # not C-contiguous: numba's full algorithm not ported
+        size *= dims[i]
+    newsize = 1
+    for i in range(newnd):
+        newsize *= newdims[i]
+    if newsize != size:
+        return np.intc(0)
+    step = itemsize
+    for i in range(newnd - 1, -1, -1):
+        newstrides[i] = step
+        step *= newdims[i] if newdims[i] > 0 else 1
+    return np.intc(1)
+
+
+def nocopy_reshape_signature():
+    """The C signature numba declares for ``numba_attempt_nocopy_reshape``."""
+    from numba import types
+
+    p = types.CPointer(types.intp)
+    return types.intc(types.intp, p, p, types.intp, p, p, types.intp, types.intc)
