@@ -95,7 +95,7 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
            f"#define {P}_BAD_LENGTH (-3) /* n_mu is neither 0, 1 nor n */"]
           if family.forgetting else
           [f"#define {P}_BAD_LENGTH (-3) /* n_mu is not 0: this model has no forgetting */"]),
-        *([f"#define {P}_N_OUTPUTS {m} /* y, yhat: {m} doubles; Y, out: n x {m} */"]
+        *([f"#define {P}_N_OUTPUTS {m} /* y, yhat: {m} {prefix}_yreal; Y, out: n x {m} */"]
           if m else []), "",
         "/* The state: the model's blocks, in one struct. */",
         f"typedef struct {prefix}_state {{",
