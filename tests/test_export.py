@@ -279,10 +279,46 @@ def test_a_float32_export_of_a_class_computes_in_float32_only():
         assert not _model(cls, 6, None, {"n_outputs": 2})._arith32
 
 
+def test_the_float32_only_state_keeps_its_scratch_off_the_struct():
+    """DFOP d = 6 float32-only: the caller's struct is P, w, the forgotten mass, the
+    counters, hyper and codes (248 B: under a small MCU's 256 B budget); the scratch
+    (3 float32 vectors of stride 8, the last 6 long: 88 B) is on each call's stack."""
+    from edgereg.export.families import family_of
+    from edgereg.export.header import layout
+
+    family = family_of(edgereg.DFOP(6, 0.01, dtype="float32", arithmetic="float32"))
+    assert layout(family)[1] == 4 * 7 * 6 + 8 * (5 + 2 + 3) == 248
+    assert family.stack_scratch == 88
+    assert "scratch" not in {f.name for f in family.fields}
+    mixed = family_of(edgereg.DFOP(6, 0.01, dtype="float32"))  # its scratch stays a field
+    assert mixed.stack_scratch == 0 and "scratch" in {f.name for f in mixed.fields}
+
+
+@pytest.mark.parametrize("more", [{}, {"task": "classification", "keep_prior": False}])
+def test_the_float32_only_kernels_write_their_scratch_before_reading_it(more):
+    """What keeping the scratch on each call's (uninitialised) stack relies on: the
+    JIT's results do not change when the scratch holds NaN before every call."""
+    X, Y, MU = S.stream(6, 300, more.get("task", "regression"))
+    X = X.astype(np.float32)
+    a, b = (edgereg.DFOP(6, 0.05, dtype="float32", arithmetic="float32", on_invalid="skip",
+                         **more) for _ in range(2))
+    for t in range(150):
+        b._work.scratch[:] = np.nan
+        assert (np.float32(a.learn_one(X[t], Y[t])).tobytes()
+                == np.float32(b.learn_one(X[t], Y[t])).tobytes())
+    for t in range(150, 300, 30):
+        b._work.scratch[:] = np.nan
+        rows = slice(t, t + 30)
+        assert (a.learn_many(X[rows], Y[rows], forgetting=MU[rows]).tobytes()
+                == b.learn_many(X[rows], Y[rows], forgetting=MU[rows]).tobytes())
+    for x, y in zip(a.state, b.state, strict=True):
+        assert x.tobytes() == y.tobytes()
+
+
 def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path):
     X, Y, MU = S.stream(6, 200)
-    for dtype in ("float64", "float32"):
-        a = edgereg.DFOP(6, 0.01, dtype=dtype, on_invalid="skip")
+    for dtype, more in (("float64", {}), ("float32", {}), ("float32", {"arithmetic": "float32"})):
+        a = edgereg.DFOP(6, 0.01, dtype=dtype, on_invalid="skip", **more)
         a.learn_many(X[:100].astype(dtype), Y[:100])
         export_state(a, tmp_path / "s.bin", format="bin")
         b = edgereg.load(tmp_path / "s.bin")

@@ -103,26 +103,74 @@ def _sign32(v):
     return np.float32(1.0) if v >= np.float32(0.0) else np.float32(-1.0)
 
 
+def _stack_doubles(n: int):
+    """An intrinsic giving a pointer to n doubles on the calling function's stack (an
+    ``alloca`` in its entry block, 8-byte aligned, not zeroed: the kernels write every
+    scratch element before they read it). No allocation, no symbol, reentrant."""
+
+    @intrinsic
+    def stack(typingctx):
+        def codegen(context, builder, signature, args):
+            with builder.goto_entry_block():
+                ptr = builder.alloca(context.get_value_type(types.float64),
+                                     size=context.get_constant(types.intp, n))
+                ptr.align = 8
+            return ptr
+
+        return types.CPointer(types.float64)(), codegen
+
+    return stack
+
+
 def dfop32_family(model: Any) -> Family:
     """DFOP and RLS with ``arithmetic="float32"``: the kernels of ``_kernels/dfop32.py``
     over DFOP's blocks, with y, yhat, Y, mu and out float32 in C (no double anywhere:
-    the object needs no soft-double helper on a single-precision FPU)."""
+    the object needs no soft-double helper on a single-precision FPU).
+
+    The struct holds what persists between calls: P and w (``PW``) and B without its
+    leading scratch (the forgotten mass and counters, hyper, codes). The scratch is
+    work within one call (every element written before it is read), so each call
+    keeps it on its own stack, sized to what the float32 views use (``_views32``:
+    three float32 vectors of stride ``scratch_stride(d)``, the last d long):
+    reentrant, and the caller's RAM holds no dead bytes between calls."""
+    from .._jit import python_function
     from .._kernels import dfop as k
     from .._kernels import dfop32 as k32
+    from .._kernels.linalg import scratch_stride
 
     d = model.n_features
     B = model._B
+    a = model._work.scratch.size  # B's leading scratch (float64 slots), not in the struct
     family = _two_block_family(model, "dfop", k, forgetting=True)
+    init = type(model)(**model.get_params())
+    family.blocks[1] = Block("B", B.dtype, B.size - a, init._B[a:].copy())
+    family.fields = locate_fields({"PW": model._PW, "B": B[a:]},
+                                  [(model._state, True),
+                                   (model._work._replace(scratch=None), False)])
+    family.current = {"PW": model._PW, "B": B[a:]}
     family.io = np.dtype(np.float32)
-    nB = B.size
+    s = python_function(scratch_stride)(d)
+    n_scratch = -(-(2 * s + d) // 2)  # float64 slots holding 2 s + d float32
+    family.stack_scratch = 8 * n_scratch
+    stack = _stack_doubles(n_scratch)
+    nB = B.size - a
+    i_hyper, i_codes, n_codes = k.N_LEARNT, k.N_LEARNT + k.N_HYPER, k.N_CODES
     classify = model.task == "classification"
     learn_one_kernel, learn_many_kernel = k32.dfop32_learn_one, k32.dfop32_learn_many
-    predict_kernel, views = k32.dfop32_predict_one, k._packed_views
+    predict_kernel = k32.dfop32_predict_one
+
+    @njit(inline="always", **SHIM_OPTIONS)
+    def views(Bp):
+        """work (on this call's stack), L, hyper, codes: ``_packed_views`` without the
+        scratch in front."""
+        rest = carray(Bp, (nB,))
+        return (carray(stack(), (n_scratch,)), rest[:i_hyper], rest[i_hyper:i_codes],
+                rest[i_codes: i_codes + n_codes].view(np.int64))
 
     def learn_one(PWp, Bp, xp, y, yhat_p):
         PW = carray(PWp, (d + 1, d))
         x = carray(xp, (d,))
-        work, L, hyper, codes = views(carray(Bp, (nB,)), d)
+        work, L, hyper, codes = views(Bp)
         yv = _label_of32(y) if classify else y
         yhat, status = learn_one_kernel(x, yv, PW, L, work, hyper, codes)
         if classify:
@@ -132,7 +180,7 @@ def dfop32_family(model: Any) -> Family:
 
     def learn_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp):
         PW = carray(PWp, (d + 1, d))
-        work, L, hyper, codes = views(carray(Bp, (nB,)), d)
+        work, L, hyper, codes = views(Bp)
         X = carray(Xp, (n, d))
         out = carray(outp, (n,))
         if n_mu == 0:

@@ -98,6 +98,9 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
         *([f"#define {P}_N_OUTPUTS {m} /* y, yhat: {m} {prefix}_yreal; Y, out: n x {m} */"]
           if m else []), "",
         "/* The state: the model's blocks, in one struct. */",
+        *([f"/* The scratch is not in it: each learn call keeps its {family.stack_scratch} B",
+           " * of scratch on its own stack (counted in the call's stack use). */"]
+          if family.stack_scratch else []),
         f"typedef struct {prefix}_state {{",
     ]
     for b in family.blocks:

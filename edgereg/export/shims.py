@@ -85,6 +85,9 @@ class Family:
     #: The type of y, yhat, Y, mu and out in C: float64, or float32 for a model whose
     #: arithmetic is float32 only (a double there would need soft-double code).
     io: np.dtype = field(default_factory=lambda: np.dtype(np.float64))
+    #: Bytes of scratch each call keeps on its own stack rather than in the struct
+    #: (0: the scratch, if any, is a field of the struct).
+    stack_scratch: int = 0
 
 
 def _base_of(a: np.ndarray) -> np.ndarray:
