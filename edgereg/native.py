@@ -47,6 +47,10 @@ class NativeModel:
         if lay["model"] not in ("DFOP", "RLS"):  # load's checks and the calls are DFOP's
             raise ValueError(f"NativeModel drives DFOP and RLS libraries only, not "
                              f"{lay['model']} (call its library through its header)")
+        if lay.get("io", "float64") != "float64":  # its y, yhat, Y, mu, out are floats
+            raise ValueError(f"NativeModel drives libraries whose y is a double, not "
+                             f"{lay['io']} (arithmetic='float32': call it through its "
+                             "header)")
         self.n_features = int(lay["d"])
         self.dtype = np.dtype(lay["dtype"])
         self.task = lay["task"]

@@ -400,6 +400,10 @@ def test_native_refuses_a_library_it_does_not_drive(tmp_path):
     (tmp_path / "edgereg_pa.json").write_text('{"model": "PARegressor"}')
     with pytest.raises(ValueError, match="DFOP and RLS libraries only, not PARegressor"):
         NativeModel(tmp_path / "libedgereg_pa.so")
+    # float32-only DFOP: y, yhat, Y, mu and out are floats in C (its calls take no double)
+    (tmp_path / "edgereg_dfop.json").write_text('{"model": "DFOP", "io": "float32"}')
+    with pytest.raises(ValueError, match="y is a double, not float32"):
+        NativeModel(tmp_path / "libedgereg_dfop.so")
 
 
 @pytest.mark.slow

@@ -61,7 +61,7 @@ def main(spec: dict) -> dict:
     offsets, total = layout(family)
     paths["layout"].write_text(json.dumps({
         "prefix": prefix, "model": spec["model_name"], "params": model.get_params(),
-        "d": family.d, "dtype": str(family.dtype), "task": family.task,
+        "d": family.d, "dtype": str(family.dtype), "io": str(family.io), "task": family.task,
         "n_outputs": family.n_outputs, "forgetting": family.forgetting,
         "struct_bytes": total, "triple": triple,
         "blocks": [[b.name, str(b.dtype), b.size, at]
