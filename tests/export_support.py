@@ -310,13 +310,16 @@ _KERNEL_GROUPS = {"edgereg.dfop": ("dfop", 3), "edgereg.bank": ("dfop", 3)}
 
 
 def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
-              extra: list[dict] | None = None, jobs_at_once: int = 2) -> list[dict]:
+              extra: list[dict] | None = None, jobs_at_once: int = 2,
+              shared: set | tuple = ()) -> list[dict]:
     """Export every (model, target key) case, run each harness, and return one
     row per case with the C line and the JIT's line.
     A case is (label, model factory, target key, d, n, task). A case that fails
     to build or run has its error as its C line. ``reuse``: keep the objects of
     an earlier run in ``workdir`` (development). ``extra``: more export jobs for
-    the host, their results returned first as rows.
+    the host, their results returned first as rows. ``shared``: the (label, key)
+    cases whose export also links a shared library (the host's C compiler); their
+    rows give its path as ``shared``.
 
     The exports are compiling processes (``export_batch``) run ``jobs_at_once``
     at a time, the heaviest first: numba's level 3 for the host, level 0 for the
@@ -340,7 +343,7 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
         out = workdir / f"{label}-{key}"
         out.mkdir(parents=True, exist_ok=True)
         jobs.append(dict(model=model, target=triple, cpu=cpu, abi=TARGET_ABI.get(key, ""),
-                         out=str(out)))
+                         out=str(out), shared=(label, key) in shared))
         meta.append((label, factory, key, d, n, task, out))
     todo = [i for i, m in enumerate(meta) if not (reuse and (m[-1] / "info.json").exists())]
     extra = extra or []
@@ -424,5 +427,6 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
         for i, future in built.items():
             info = json.loads((meta[i][-1] / "info.json").read_text())
             rows[i].update(c=future.result(), undefined=info["undefined"],
-                           code_bytes=info["code_bytes"], state_bytes=info["state_bytes"])
+                           code_bytes=info["code_bytes"], state_bytes=info["state_bytes"],
+                           shared=info.get("shared"))
     return extra_rows + rows
