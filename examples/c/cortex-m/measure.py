@@ -39,12 +39,15 @@ def firmware(out: Path) -> dict:
     nm = subprocess.run(["arm-none-eabi-nm", "-S", "--size-sort", str(elf)],
                         capture_output=True, text=True, check=True).stdout
     split = {"kernels": 0, "soft-double": 0, "libm/libc": 0, "program": 0}
+    seen = set()  # an address once: newlib's aliases (__aeabi_memset4, _8) are one body
     for line in nm.splitlines():
         parts = line.split()
-        if len(parts) != 4 or parts[2] not in "tTrR":
+        if len(parts) != 4 or parts[2] not in "tTrR" or parts[0] in seen:
             continue
+        seen.add(parts[0])
         size, name = int(parts[1], 16), parts[3]
-        if name.startswith(("edgereg_dfop_", "_ZN7edgereg")):
+        # numba's (zeroed) exception descriptors are the exported object's constants
+        if name.startswith(("edgereg_dfop_", "_ZN7edgereg", ".const.picklebuf")):
             split["kernels"] += size
         elif re.match(r"__(aeabi_[dl]|adddf|subdf|muldf|divdf|cmpdf|unorddf|extendsf|truncdf|"
                       r"fixdf|floatun|floatdi|aeabi_ul2d|aeabi_l2d|aeabi_d2lz)", name):
