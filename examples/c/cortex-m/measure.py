@@ -1,6 +1,6 @@
 """Flash, RAM and stack of an exported DFOP on Cortex-M4F, measured by the build.
 
-    python examples/c/cortex-m/measure.py [d] [OUT]
+    python examples/c/cortex-m/measure.py [d] [OUT] [m4f|m0plus]
 
 Exports DFOP (forgetting 0.01) float32 (``arithmetic="float32"``: float32 only),
 float32 of the default arithmetic (float64 scalars) and float64 for
@@ -11,6 +11,10 @@ exported object's code bytes, the firmware's flash split into the kernels,
 libgcc's soft-double helpers and libm/libc, the state struct (RAM), and the
 stack of learn_one, measured by painting (tests/export_support.py's harness
 does the same for learn_many).
+
+``m0plus``: the Cortex-M0+ instead (thumbv6m-unknown-none-eabi, no FPU: every
+float in libgcc's soft float; microbit.ld, qemu's microbit board), float32 only
+and float32 mixed.
 """
 
 from __future__ import annotations
@@ -21,24 +25,33 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FLAGS = ["-O2", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
-         "-ffunction-sections", "-fdata-sections", "-nostartfiles", "--specs=nosys.specs",
-         "-Wl,--gc-sections"]
+COMMON = ["-O2", "-mthumb", "-ffunction-sections", "-fdata-sections", "-nostartfiles",
+          "--specs=nosys.specs", "-Wl,--gc-sections"]
+#: board -> (triple, cpu, gcc flags, linker script, qemu machine)
+BOARDS = {
+    "m4f": ("thumbv7em-unknown-none-eabihf", "cortex-m4",
+            ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"], "mps2.ld",
+            "mps2-an386"),
+    "m0plus": ("thumbv6m-unknown-none-eabi", "cortex-m0plus",
+               ["-mcpu=cortex-m0plus", "-mfloat-abi=soft"], "microbit.ld", "microbit"),
+}
+FLAGS = [*COMMON, *BOARDS["m4f"][2]]
 
 
-def firmware(out: Path) -> dict:
+def firmware(out: Path, board: str = "m4f") -> dict:
     elf = out / "dfop.elf"
-    subprocess.run(["arm-none-eabi-gcc", *FLAGS, "-T", str(HERE / "mps2.ld"), "-I", str(out),
-                    "-Wl,-Map," + str(out / "dfop.map"), "-o", str(elf),
+    _, _, flags, script, machine = BOARDS[board]
+    subprocess.run(["arm-none-eabi-gcc", *COMMON, *flags, "-T", str(HERE / script), "-I",
+                    str(out), "-Wl,-Map," + str(out / "dfop.map"), "-o", str(elf),
                     str(HERE / "startup.c"), str(HERE / "main.c"),
                     str(out / "edgereg_dfop.o"), "-lm"], check=True)
-    run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor",
+    run = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor",
                           "none", "-serial", "none", "-semihosting-config",
                           "enable=on,target=native", "-kernel", str(elf)],
                          capture_output=True, text=True, timeout=300)
     nm = subprocess.run(["arm-none-eabi-nm", "-S", "--size-sort", str(elf)],
                         capture_output=True, text=True, check=True).stdout
-    split = {"kernels": 0, "soft-double": 0, "libm/libc": 0, "program": 0}
+    split = {"kernels": 0, "soft-double": 0, "soft-single": 0, "libm/libc": 0, "program": 0}
     seen = set()  # an address once: newlib's aliases (__aeabi_memset4, _8) are one body
     for line in nm.splitlines():
         parts = line.split()
@@ -52,6 +65,10 @@ def firmware(out: Path) -> dict:
         elif re.match(r"__(aeabi_[dl]|adddf|subdf|muldf|divdf|cmpdf|unorddf|extendsf|truncdf|"
                       r"fixdf|floatun|floatdi|aeabi_ul2d|aeabi_l2d|aeabi_d2lz)", name):
             split["soft-double"] += size
+        elif re.match(r"__(aeabi_(f|i2f|ui2f|idiv|uidiv|lmul)|addsf|subsf|mulsf|divsf|cmpsf|"
+                      r"unordsf|fixsf|fixunssf|floatsisf|floatunsisf|[gl][et]sf|eqsf|nesf|"
+                      r"(u?div|u?mod)si|clzsi)", name):
+            split["soft-single"] += size
         elif name in ("main", "Reset_Handler", "Fault_Handler", "semihost_write", "uniform",
                       "put_uint", "stack_paint", "stack_used", "vectors", "semihost",
                       "semihost_exit"):
@@ -65,7 +82,7 @@ def firmware(out: Path) -> dict:
     return {"flash": text, **split, "output": (run.stdout + run.stderr).strip()}
 
 
-def main(d: int = 6, out: str = "/tmp/edgereg-m4") -> None:
+def main(d: int = 6, out: str = "/tmp/edgereg-m4", board: str = "m4f") -> None:
     sys.path.insert(0, str(HERE.parents[2]))
     import edgereg
     from edgereg.export import export_batch
@@ -74,16 +91,20 @@ def main(d: int = 6, out: str = "/tmp/edgereg-m4") -> None:
     # float32-mixed: a float32 model of the default arithmetic (float64 scalars).
     kinds = {"float32": dict(dtype="float32", arithmetic="float32"),
              "float32-mixed": dict(dtype="float32"), "float64": dict(dtype="float64")}
-    jobs = [dict(model=edgereg.DFOP(d, 0.01, **kw), target="thumbv7em-unknown-none-eabihf",
-                 cpu="cortex-m4", size=size, out=f"{out}/{name}-{'size' if size else 'o3'}")
+    if board == "m0plus":
+        del kinds["float64"]
+    triple, cpu = BOARDS[board][:2]
+    jobs = [dict(model=edgereg.DFOP(d, 0.01, **kw), target=triple,
+                 cpu=cpu, size=size, out=f"{out}/{name}-{'size' if size else 'o3'}")
             for size in (False, True) for name, kw in kinds.items()]
     for job, info in zip(jobs, export_batch(jobs), strict=True):
-        row = firmware(Path(job["out"]))
+        row = firmware(Path(job["out"]), board)
         print(f"{Path(job['out']).name}: object {info['code_bytes']} B; firmware flash "
               f"{row['flash']} B = kernels {row['kernels']} + soft-double {row['soft-double']}"
+              f" + soft-single {row['soft-single']}"
               f" + libm/libc {row['libm/libc']} + program {row['program']}; state "
               f"{info['state_bytes']} B; {row['output']}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6, *sys.argv[2:3])
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6, *sys.argv[2:4])
