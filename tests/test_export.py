@@ -173,7 +173,7 @@ _MODELS = {
 _TARGET_MODELS = {
     "x86_64": list(_MODELS),
     "aarch64": ["float64", "float32", "float32-classification", "float32-d30", "pa2-float32",
-                "somor-float64", "mores-float64", "norma-rbf-float64", "norma-rbf-float32",
+                "somor-float64", "norma-rbf-float64", "norma-rbf-float32",
                 "norma-classification-float32", "norma-novelty-float32", "bank-float64",
                 "bank-float32-classification"],
     "armv7hf": ["float64", "float32", "float32-classification", "somor-float32", "mores-float32",
