@@ -276,6 +276,57 @@ def test_learn_one_loop_equals_learn_many_across_chunks():
     assert a.n_skipped_ == 4 and a.n_seen_ == 496
 
 
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("d", [1, 10, 25, 64])
+@pytest.mark.parametrize("on_invalid", ["skip", "raise"])
+def test_learn_one_equals_learn_many_over_moves_jumps_and_invalid_rows(task, dtype, d, on_invalid):
+    """learn_one sample by sample and learn_many in blocks cut anywhere (across the
+    chunks, where the window moves and jumps to the scout): the same predictions and
+    the same state, bit for bit, with invalid rows skipped or refused among them."""
+    n = 1600 if d <= 10 else 700
+    X, y = _drifting(task, n=n, d=d, seed=d)
+    rng = np.random.default_rng(d)
+    bad = np.sort(rng.choice(np.arange(1, n), size=6, replace=False))
+    X[bad[:3], rng.integers(d, size=3)] = [np.nan, np.inf, 1e101]
+    y[bad[3:]] = [np.nan, -np.inf, 1e101]
+    one = DFOP(d, "auto", task=task, dtype=dtype, on_invalid=on_invalid)
+    lows = [int(one.state.window[0])]
+    out_one = np.empty(n)
+    for t in range(n):
+        before = [f.copy() for f in one.state]
+        try:
+            out_one[t] = one.learn_one(X[t], y[t])
+        except ValueError:
+            assert on_invalid == "raise" and t in bad
+            assert all(np.array_equal(a, b) for a, b in zip(before, one.state, strict=True))
+            out_one[t] = np.nan
+        lows.append(int(one.state.window[0]))
+    if task == "regression" or on_invalid == "raise":  # a skipped label's answer is a sign
+        assert np.array_equal(np.isnan(out_one), np.isin(np.arange(n), bad))
+    many = DFOP(d, "auto", task=task, dtype=dtype, on_invalid=on_invalid)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(1, n, size=12), [31, 32, 33]]))
+    out_many = np.full(n, np.nan)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        while a < b:
+            try:
+                out_many[a:b] = many.learn_many(X[a:b], y[a:b])
+                a = b
+            except ValueError:  # refused at the block's first invalid row: the rows before learnt
+                stop = bad[(bad >= a) & (bad < b)][0]
+                assert on_invalid == "raise"
+                assert many.n_seen_ == one.n_seen_ - np.sum(~np.isnan(out_one[stop:]))
+                out_many[a:stop] = out_one[a:stop]  # their predictions are not returned
+                a = stop + 1
+    assert np.array_equal(out_one, out_many, equal_nan=True)
+    for f, a, b in zip(one.state._fields, one.state, many.state, strict=True):
+        assert np.array_equal(a, b), f
+    steps = set(np.diff(lows).tolist())
+    assert steps - {0}, "the window never moved"
+    if task == "regression" and d == 10:
+        assert max(steps) > 1, sorted(steps)  # a jump onto the scout
+
+
 def test_the_weights_follow_the_drift_rate():
     """Stationary, then abrupt switches: the learnt drift rate rises."""
     X, y, _, _ = drift_regimes(n_samples=30_000, seed=1)
