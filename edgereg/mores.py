@@ -216,14 +216,19 @@ class _MultiOutput(OnlineModel):
         ``out``: a float64 array of shape (n_outputs,) to write the prediction
         into (and return), so that a loop allocates nothing per call.
         """
+        out = self._prediction_out(out)
+        _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
+        return out
+
+    def _prediction_out(self, out: np.ndarray | None) -> np.ndarray:
+        """predict_one's ``out``: a new array, or the caller's once checked."""
         if out is None:
-            out = np.empty(self._m, dtype=np.float64)
-        elif not (type(out) is np.ndarray and out.dtype == np.float64
-                  and out.shape == self._y_shape and out.flags.c_contiguous
-                  and out.flags.writeable):
+            return np.empty(self._m, dtype=np.float64)
+        if not (type(out) is np.ndarray and out.dtype == np.float64
+                and out.shape == self._y_shape and out.flags.c_contiguous
+                and out.flags.writeable):
             raise ValueError(f"out must be a writeable C-contiguous float64 array of shape "
                              f"{self._y_shape}")
-        _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
         return out
 
     def _predict_block(self, X, out):  # type: ignore[override]
@@ -618,13 +623,7 @@ class _LinearMultiOutput(_MultiOutput):
     def predict_one(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         if not self._arith32:
             return super().predict_one(x, out)
-        if out is None:
-            out = np.empty(self._m, dtype=np.float64)
-        elif not (type(out) is np.ndarray and out.dtype == np.float64
-                  and out.shape == self._y_shape and out.flags.c_contiguous
-                  and out.flags.writeable):
-            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape "
-                             f"{self._y_shape}")
+        out = self._prediction_out(out)
         mo32_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
         return out
 

@@ -403,3 +403,24 @@ def test_pd_certificate_never_skips_a_clip(m, seed, lam_min):
     if lam_min <= 0.0:
         assert not certified
     assert not _certainly_positive_definite(np.zeros((m, m)), 1.0, np.empty((m, m)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MORES(3, 2),
+    lambda: SOMOR(3, 2),
+    lambda: SOMOR(3, 2, dtype="float32", arithmetic="float32"),
+], ids=["mores", "somor", "somor-float32-only"])
+def test_predict_one_writes_into_out_or_refuses_a_wrong_one(make):
+    """predict_one(x, out=...) fills and returns the caller's array (both
+    arithmetics check it alike); a wrong shape, dtype or a read-only array is
+    refused with the model unchanged."""
+    m = make()
+    m.learn_one(np.ones(3), np.array([1.0, -1.0]))
+    out = np.zeros(2)
+    assert m.predict_one(np.ones(3), out=out) is out
+    assert np.array_equal(out, m.predict_one(np.ones(3)))
+    frozen = np.zeros(2)
+    frozen.flags.writeable = False
+    for bad in (np.zeros(3), np.zeros(2, dtype=np.float32), frozen):
+        with pytest.raises(ValueError, match="out must be"):
+            m.predict_one(np.ones(3), out=bad)
