@@ -40,6 +40,12 @@ from ._kernels.norma import (
     _norma_predict_many,
     _norma_predict_one,
 )
+from ._kernels.norma32 import (
+    norma32_learn_many,
+    norma32_learn_one_wide,
+    norma32_predict_many,
+    norma32_predict_one,
+)
 from ._validate import (
     check_float,
     check_int,
@@ -47,6 +53,8 @@ from ._validate import (
 
 _KERNELS = {"rbf": RBF, "laplacian": LAPLACIAN, "polynomial": POLYNOMIAL, "linear": LINEAR}
 _SCHEDULES = ("constant", "inv_sqrt")
+#: NORMA's ``arithmetic`` values.
+_ARITHMETICS = ("auto", "float32")
 
 
 
@@ -56,6 +64,7 @@ _SCHEDULES = ("constant", "inv_sqrt")
 #: hot paths use, only up to 30 names: measured, one more made learn_one 4%
 #: slower).
 _NO_TARGET = np.zeros(1, dtype=np.float64)
+_NO_TARGET32 = np.zeros(1, dtype=np.float32)
 
 class NORMAState(NamedTuple):
     """What a NORMA model has learnt: (d + 1) tau + 3 floats, 6 int64."""
@@ -94,6 +103,33 @@ def _allocate(
 
 
 
+def _float32_hyper(hyper: np.ndarray) -> np.ndarray:
+    """The float32-only arithmetic's hyper-parameters: each rounded to float32, normal
+    or zero (the kernels read them by their bits, ``dfop32._narrow``). eta, nu and
+    gamma must stay normal; lambda and coef0 below float32's smallest normal value
+    (1.2e-38) are 0; and 1 - eta lambda, in float32, must stay positive."""
+    tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+    names = {HYPER_ETA: "learning_rate", HYPER_LAMBDA: "regularization", HYPER_NU: "nu",
+             HYPER_GAMMA: "gamma", HYPER_COEF0: "coef0"}
+    out = np.zeros_like(hyper)
+    for i, name in names.items():
+        v = float(hyper[i])
+        r = float(np.float32(v)) if abs(v) <= big else math.inf
+        if not abs(r) <= big:
+            raise ValueError(f"{name} {v!r} is beyond float32's range (3.4e38)")
+        if abs(r) < tiny:
+            if i in (HYPER_ETA, HYPER_GAMMA) or (i == HYPER_NU and v != 0.0):
+                raise ValueError(f"{name} {v!r} is below float32's normal range (1.2e-38)")
+            r = 0.0
+        out[i] = r
+    eta, lam = np.float32(out[HYPER_ETA]), np.float32(out[HYPER_LAMBDA])
+    if not np.float32(1.0) - eta * lam > np.float32(0.0):
+        raise ValueError(
+            "learning_rate * regularization rounds to 1 in float32: the decay factor "
+            "1 - eta lambda would not stay positive (arithmetic='float32')")
+    return out
+
+
 # ---------------------------------------------------------------------- models
 class _NORMA(OnlineModel):
     """Shared Python layer of the three NORMA variants (not public)."""
@@ -110,6 +146,16 @@ class _NORMA(OnlineModel):
     degree: int
     coef0: float
 
+    #: Whether the model computes in float32 only (``arithmetic="float32"``). A
+    #: class attribute, set on the instance only when True: the default model
+    #: keeps its instance attributes under CPython's 30 shared keys (above).
+    _arith32 = False
+
+    @property
+    def arithmetic(self) -> str:
+        """"auto" (float64 scalars) or "float32" (every value in float32)."""
+        return "float32" if self._arith32 else "auto"
+
     def _init_norma(
         self,
         n_features: int,
@@ -124,8 +170,15 @@ class _NORMA(OnlineModel):
         on_invalid: str,
         degree: int,
         coef0: float,
+        arithmetic: str = "auto",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        if arithmetic == "float32":
+            if self.dtype != np.float32:
+                raise ValueError("arithmetic='float32' needs dtype='float32'")
+            self._arith32 = True
         self.budget = check_int("budget", budget)
         if kernel not in _KERNELS:
             raise ValueError(f"kernel must be one of {tuple(_KERNELS)}, got {kernel!r}")
@@ -159,6 +212,8 @@ class _NORMA(OnlineModel):
         hyper[HYPER_NU] = 0.0 if nu is None else nu
         hyper[HYPER_GAMMA] = self.gamma
         hyper[HYPER_COEF0] = self.coef0
+        if self._arith32:
+            hyper[:] = _float32_hyper(hyper)
         codes = np.zeros(N_CODES, dtype=np.int64)
         codes[CODE_KERNEL] = _KERNELS[self.kernel]
         codes[CODE_LOSS] = self._loss_code
@@ -235,21 +290,39 @@ class _NORMA(OnlineModel):
 
     # -------------------------------------------------------------- one-step
     def _score_one(self, x: Any) -> float:
+        if self._arith32:
+            return norma32_predict_one(self._row(x), *self._blocks)
         return _norma_predict_one(self._row(x), *self._blocks)
 
     def _learn_score(self, x: Any, y: float, shown_y: Any) -> float:
         xr = self._row(x)
-        score, status = _norma_learn_one(xr, y, *self._blocks)
+        if self._arith32:
+            score, status = norma32_learn_one_wide(xr, y, *self._blocks)
+        else:
+            score, status = _norma_learn_one(xr, y, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, shown_y, "sample"))
         return score
 
     # ----------------------------------------------------------------- block
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return _norma_learn_many(X, Y, out, *self._blocks)
+        if not self._arith32:
+            return _norma_learn_many(X, Y, out, *self._blocks)
+        # Targets and scores in float32, as an export's C caller passes them.
+        with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
+            Y32 = _NO_TARGET32 if Y is _NO_TARGET else Y.astype(np.float32)
+        out32 = np.empty(out.shape, np.float32)
+        bad = norma32_learn_many(X, Y32, out32, *self._blocks)
+        out[:] = out32
+        return bad
 
     def _predict_block(self, X, out):  # type: ignore[override]
-        _norma_predict_many(X, out, *self._blocks)
+        if not self._arith32:
+            _norma_predict_many(X, out, *self._blocks)
+            return
+        out32 = np.empty(out.shape, np.float32)
+        norma32_predict_many(X, out32, *self._blocks)
+        out[:] = out32
 
     def _scores(self, X: Any) -> np.ndarray:
         return OnlineModel.predict_many(self, X)
@@ -298,4 +371,15 @@ _PARAMS_DOC = """
     degree : int, default 3
         Degree of the polynomial kernel (keyword-only).
     coef0 : float, default 1.0
-        Constant of the polynomial kernel (keyword-only)."""
+        Constant of the polynomial kernel (keyword-only).
+    arithmetic : {"auto", "float32"}, default "auto"
+        "auto": the stored values in ``dtype``, the step's scalars (eta_t,
+        the decay, the global scale's product) in float64. "float32" (with
+        ``dtype="float32"``; keyword-only): every value in float32, the scores
+        and the targets included, eta_t = eta / sqrt(t) by a float32 square
+        root, the hyper-parameters rounded to float32 (learning_rate, gamma
+        and nu must then be normal float32 values; regularization and coef0
+        below 1.2e-38 are 0) and rows whose coefficient, offset or threshold
+        would overflow float32 refused: the arithmetic of an export for a
+        single-precision FPU (no soft-double code, no libm), which it
+        reproduces bit for bit (docs/design/float32.md, NORMA)."""

@@ -97,10 +97,11 @@ class NORMAClassifier(_NORMA):
         coef0: float = 1.0,
         margin: float = 1.0,
         nu: float | None = None,
+        arithmetic: str = "auto",
     ) -> None:
         self._init_norma(
             n_features, budget, kernel, gamma, learning_rate, regularization,
-            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0, arithmetic,
         )
         self.margin = check_float("margin", margin, 0.0, None)
         self.nu = None if nu is None else check_float("nu", nu, 0.0, 1.0, low_open=True)
@@ -246,10 +247,11 @@ class NORMARegressor(_NORMA):
         epsilon: float = 0.1,
         huber_sigma: float = 1.0,
         nu: float | None = None,
+        arithmetic: str = "auto",
     ) -> None:
         self._init_norma(
             n_features, budget, kernel, gamma, learning_rate, regularization,
-            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0, arithmetic,
         )
         if loss not in self._LOSSES:
             raise ValueError(f"loss must be one of {self._LOSSES}, got {loss!r}")
@@ -371,10 +373,11 @@ class NORMANovelty(_NORMA):
         degree: int = 3,
         coef0: float = 1.0,
         nu: float = 0.1,
+        arithmetic: str = "auto",
     ) -> None:
         self._init_norma(
             n_features, budget, kernel, gamma, learning_rate, regularization,
-            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0,
+            learning_rate_schedule, fit_offset, dtype, on_invalid, degree, coef0, arithmetic,
         )
         if self.fit_offset:
             raise ValueError(
