@@ -63,7 +63,7 @@ def _model(model_or_class: Any, features: int | None, dtype: str | None,
     if str(dtype) == "float32" and getattr(cls, "_arith32", None) is False \
             and "arithmetic" not in params:
         # A float32 export computes in float32 only: the arithmetic="float32" of
-        # DFOP, RLS, PARegressor and SOMOR (a model instance is exported as it is).
+        # DFOP, RLS, PARegressor, SOMOR and NORMA (a model instance is exported as it is).
         params = {**params, "arithmetic": "float32"}
     return cls(features, dtype=dtype or "float64", **params)
 
