@@ -1445,3 +1445,152 @@ class LinearFloat32Reference:
                 W[k, j] = f(W[k, j] + f(xa[k] * r[j]))
         self.B, self.count = f(self.B + grow), f(self.count + f(1.0))
         return True, yhat
+
+
+class NORMAFloat32Reference:
+    """NORMA's float32-only arithmetic (``arithmetic="float32"``) written step by step
+    with NumPy float32 scalars, slowly, one support vector at a time: the kernel row
+    summed feature by feature (two features per pass, as the kernels), exp(u) for
+    u <= 0 by its textbook range reduction u = k ln2 + r (k = round(u / ln2),
+    Cody-Waite split of ln2), the degree-7 Taylor polynomial of exp(r) and 2^k
+    from its exponent bits, the decision value in four partial sums, then the
+    update of docs/algorithms/norma.md with every value rounded to float32.
+
+    ``loss``: "hinge", "hinge_nu", "novelty", "squared", "epsilon", "epsilon_nu",
+    "huber", "huber_nu"; the hyper-parameters as the model holds them (float32
+    values). ``step`` returns (score, learnt)."""
+
+    F = np.float32
+    #: float32 Taylor coefficients 1 / k!, k = 0..7.
+    T = [np.float32(1.0 / math.factorial(k)) for k in range(8)]
+
+    def __init__(self, d, tau, kernel, loss, eta, lam, nu, gamma, coef0, degree, rho0,
+                 schedule, fit_offset):
+        F = self.F
+        self.sv = np.zeros((d, tau), F)
+        self.coef = np.zeros(tau, F)
+        self.s, self.b, self.rho = F(1.0), F(0.0), F(rho0)
+        self.seen = self.skipped = self.n = self.next = self.dropped = self.active = 0
+        self.kernel, self.loss, self.schedule, self.fit_offset = kernel, loss, schedule, fit_offset
+        self.eta, self.lam, self.nu = F(eta), F(lam), F(nu)
+        self.gamma, self.coef0, self.degree = F(gamma), F(coef0), degree
+
+    def exp(self, u):
+        """exp(u) for u <= 0 in float32 (below -87: exp(-87))."""
+        F = self.F
+        if u != u:
+            return u
+        t = F(-87.0) if u < F(-87.0) else u
+        shifter = F(1.5 * 2.0**23)  # adding it rounds to an integer
+        v = t * F(1.4426950408889634) + shifter
+        k = v - shifter
+        r = (t - k * F(0.693359375)) - k * F(-2.12194440e-4)
+        T = self.T
+        r2 = r * r
+        p = ((T[0] + T[1] * r) + (T[2] + T[3] * r) * r2) \
+            + ((T[4] + T[5] * r) + (T[6] + T[7] * r) * r2) * (r2 * r2)
+        e = int(np.array([v], F).view(np.int32)[0]) - int(np.array([shifter], F).view(np.int32)[0])
+        pow2 = np.array([(e + 127) << 23], np.int32).view(F)[0]
+        return p * pow2
+
+    def k(self, x, i):
+        """k(x, sv_i) in float32, the features two at a time."""
+        F, sv, d = self.F, self.sv, x.shape[0]
+        acc = F(0.0)
+        for j in range(0, d - 1, 2):
+            a, b = x[j], x[j + 1]
+            if self.kernel == "rbf":
+                da, db = a - sv[j, i], b - sv[j + 1, i]
+                acc = (acc + da * da) + db * db
+            elif self.kernel == "laplacian":
+                acc = (acc + abs(a - sv[j, i])) + abs(b - sv[j + 1, i])
+            else:
+                acc = (acc + a * sv[j, i]) + b * sv[j + 1, i]
+        if d % 2:
+            a = x[d - 1]
+            if self.kernel == "rbf":
+                acc = acc + (a - sv[d - 1, i]) * (a - sv[d - 1, i])
+            elif self.kernel == "laplacian":
+                acc = acc + abs(a - sv[d - 1, i])
+            else:
+                acc = acc + a * sv[d - 1, i]
+        if self.kernel in ("rbf", "laplacian"):
+            return self.exp(-self.gamma * acc)
+        if self.kernel == "polynomial":
+            base, v = self.gamma * acc + self.coef0, F(1.0)
+            for _ in range(self.degree):
+                v = v * base
+            return v
+        return acc
+
+    def decision(self, x):
+        F = self.F
+        parts = [F(0.0)] * 4
+        n4 = self.n - self.n % 4
+        for i in range(self.n):
+            lane = i % 4 if i < n4 else 0
+            parts[lane] = parts[lane] + self.coef[i] * self.k(x, i)
+        acc = (parts[0] + parts[1]) + (parts[2] + parts[3])
+        return self.s * acc + self.b
+
+    def score(self, x):
+        g = self.decision(np.asarray(x, self.F))
+        return g - self.rho if self.loss == "novelty" else g
+
+    def step(self, x, y):
+        F = self.F
+        x = np.asarray(x, F)
+        y = F(y)
+        g = self.decision(x)
+        rho = self.rho
+        score = g - rho if self.loss == "novelty" else g
+        if not (np.all(np.isfinite(x)) and np.isfinite(g) and np.isfinite(y)):
+            self.skipped += 1
+            return score, False
+        eta = self.eta
+        if self.schedule == "inv_sqrt":
+            eta = eta / np.sqrt(F(self.seen + 1))
+        nu, loss = self.nu, self.loss
+        alpha, active, new_rho = F(0.0), False, rho
+        if loss in ("hinge", "hinge_nu", "novelty"):
+            active = y * g <= rho if loss != "novelty" else g < rho
+            if active:
+                alpha = eta * y if loss != "novelty" else eta
+            if loss != "hinge":
+                new_rho = rho - eta * (F(1.0) - nu) if active else rho + eta * nu
+        else:
+            delta = y - g
+            if loss == "squared":
+                alpha = eta * delta
+                active = alpha != 0
+            else:
+                active = abs(delta) > rho
+                if active:
+                    alpha = eta * F(np.sign(delta))
+                elif loss.startswith("huber") and rho > 0:
+                    alpha = eta * delta / rho
+                if loss.endswith("_nu"):
+                    new_rho = rho + eta * (F(1.0) - nu) if active else rho - eta * nu
+        s = self.s * (F(1.0) - eta * self.lam)
+        renorm = s < F(2.0**-64)
+        stored = alpha if renorm else alpha / s
+        offset = self.b + alpha if self.fit_offset else F(0.0)
+        if not (np.isfinite(stored) and np.isfinite(offset) and np.isfinite(new_rho)):
+            self.skipped += 1
+            return score, False
+        if renorm:
+            self.coef[: self.n] = self.coef[: self.n] * s
+            s = F(1.0)
+        if alpha != 0:
+            tau = self.coef.shape[0]
+            self.sv[:, self.next] = x
+            self.coef[self.next] = alpha / s
+            self.next = (self.next + 1) % tau
+            if self.n < tau:
+                self.n += 1
+            else:
+                self.dropped += 1
+        self.s, self.b, self.rho = s, offset, new_rho
+        self.seen += 1
+        self.active += int(active)
+        return score, True
