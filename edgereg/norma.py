@@ -173,6 +173,8 @@ class NORMAClassifier(_NORMA):
             {**base, "nu": 0.3, "kernel": "laplacian", "learning_rate_schedule": "inv_sqrt"},
             {**base, "margin": 0.0, "regularization": 0.0, "kernel": "polynomial", "degree": 2,
              "dtype": "float32"},
+            {**base, "nu": 0.3, "learning_rate_schedule": "inv_sqrt", "dtype": "float32",
+             "arithmetic": "float32"},
         ]
 
 
@@ -310,6 +312,8 @@ class NORMARegressor(_NORMA):
              "kernel": "linear", "dtype": "float32"},
             {**base, "loss": "epsilon", "epsilon": 0.2, "kernel": "polynomial", "degree": 2,
              "learning_rate": 0.05},
+            {**base, "loss": "huber", "nu": 0.5, "learning_rate_schedule": "inv_sqrt",
+             "dtype": "float32", "arithmetic": "float32"},
         ]
 
 
@@ -437,6 +441,7 @@ class NORMANovelty(_NORMA):
             {**base, "nu": 0.2},
             {**base, "nu": 0.5, "kernel": "laplacian", "learning_rate_schedule": "inv_sqrt",
              "dtype": "float32"},
+            {**base, "nu": 0.2, "dtype": "float32", "arithmetic": "float32"},
         ]
 
 

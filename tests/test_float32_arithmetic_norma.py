@@ -5,9 +5,11 @@ against the float64 model on a long stream (docs/design/float32.md, NORMA)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import re
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -175,23 +177,16 @@ def test_a_file_without_the_parameter_loads_as_before(tmp_path):
 
 
 def _without_arithmetic(src, dst):
-    """Copy of a saved .npz with "arithmetic" removed from its parameters' JSON."""
+    """Copy of a saved .npz with "arithmetic" removed from its parameters (params.npy)."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         done = False
         for item in zin.infolist():
             data = zin.read(item.filename)
-            arr = None
-            if item.filename.endswith(".npy"):
-                import io
-
-                arr = np.load(io.BytesIO(data), allow_pickle=False)
-            if arr is not None and arr.dtype.kind in "US" and b"arithmetic" in data:
-                text = str(arr[()] if arr.ndim == 0 else arr.tolist())
-                meta = json.loads(text)
-                params = meta.get("params", meta)
+            if item.filename == "params.npy":
+                params = json.loads(str(np.load(io.BytesIO(data), allow_pickle=False)[()]))
                 params.pop("arithmetic")
                 buf = io.BytesIO()
-                np.save(buf, np.array(json.dumps(meta)))
+                np.save(buf, np.array(json.dumps(params)))
                 data, done = buf.getvalue(), True
             zout.writestr(item, data)
     return done
@@ -200,13 +195,12 @@ def _without_arithmetic(src, dst):
 @pytest.mark.parametrize("task", ["regression", "classification", "novelty"])
 def test_a_refused_row_leaves_the_state_as_it_was(task):
     """NaN/inf, a target beyond float32 (1e39) and a step whose coefficient would
-    overflow float32: ValueError, state unchanged; in a block, the rows before the
-    refused one are learnt."""
+    overflow float32 (alpha ~ 0.9 * 3e38 over s <= 1 - eta lambda = 0.1): ValueError,
+    state unchanged; in a block, the rows before the refused one are learnt."""
     model = _model(task, 3, budget=8, on_invalid="raise", learning_rate=0.9,
                    regularization=1.0)
     X, y = _stream(3, 60, 3, task)
     model.learn_many(*_args(task, X, y))
-    assert model._scalars[0] < 1e-6  # s small: alpha / s overflows for |y| ~ 1e33
     before = [a.copy() for a in model.state]
     rows = [([np.nan, 0, 1], 1.0), ([0, np.inf, 2], 1.0)]
     if task == "regression":
@@ -248,41 +242,122 @@ def test_the_parameter_is_checked_and_the_default_is_unchanged():
     np.testing.assert_allclose(only32, mixed, rtol=1e-4, atol=1e-4)
 
 
-def _functions(ir):
-    """{name: body} of the functions an LLVM module defines."""
-    return {m.group(1): m.group(0)
-            for m in re.finditer(r'^define [^@]*@"?([^"(]+)"?\(.*?^}', ir, re.M | re.S)}
+#: Run in a fresh process with an empty numba cache (a kernel loaded from the cache
+#: has no IR to inspect): every float32 kernel the three classes and the export
+#: reach, for every kernel and loss, then each compiled signature's own functions
+#: (not numba's Python wrappers, which box floats as doubles) searched for a double.
+_IR_SCRIPT = r"""
+import json, re, sys
+import numpy as np
+import edgereg
+from edgereg._kernels import norma32 as k
+
+def models():
+    f = {"dtype": "float32", "arithmetic": "float32", "budget": 4,
+         "learning_rate_schedule": "inv_sqrt"}
+    for kernel in ("rbf", "laplacian", "polynomial", "linear"):
+        for loss in ("squared", "epsilon", "huber"):
+            yield edgereg.NORMARegressor(3, kernel=kernel, loss=loss, **f), True
+        yield edgereg.NORMAClassifier(3, kernel=kernel, nu=0.3, **f), True
+        yield edgereg.NORMANovelty(3, kernel=kernel, **f), False
+
+X = np.random.default_rng(0).normal(size=(10, 3))
+for model, target in models():
+    model.learn_many(*((X, np.sign(X[:, 0])) if target else (X,)))
+    model.predict_many(X)
+    model.predict_one(X[0])
+    k.norma32_learn_one(X[0].astype(np.float32), np.float32(1.0), *model._blocks)
+checked, bad = [], []
+for name in dir(k):
+    fn = getattr(k, name)
+    if not hasattr(fn, "inspect_llvm") or name == "norma32_learn_one_wide":
+        continue
+    for sig in fn.signatures:
+        ir = fn.inspect_llvm(sig)
+        for m in re.finditer(r'^define [^@]*@"?([^"(]+)"?\(.*?^}', ir, re.M | re.S):
+            if m.group(1).startswith(("cpython.", "cfunc.", "_ZN7cpython")):
+                continue
+            checked.append(name)
+            bad += [(name, line.strip()) for line in m.group(0).splitlines()
+                    if re.search(r"double|fpext", line)]
+print(json.dumps({"checked": sorted(set(checked)), "bad": bad[:20]}))
+"""
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
                     reason="reads LLVM IR (the kernels' constants by their bits: intrinsics)")
-@pytest.mark.parametrize("task", ["regression", "classification", "novelty"])
-def test_the_kernels_ir_has_no_double(task):
-    """The compiled float32 kernels (not numba's Python wrappers, which box floats as
-    doubles) form no double: no double type, no fpext, no libm or llvm sqrt/exp of
-    a double, for every kernel and loss the class can reach."""
-    from edgereg._kernels import norma32 as k
-
-    for kernel in ("rbf", "laplacian", "polynomial", "linear"):
-        model = _model(task, 3, budget=4, kernel=kernel, learning_rate_schedule="inv_sqrt")
-        X, y = _stream(0, 10, 3, task)
-        model.learn_many(*_args(task, X, y))
-        model.predict_many(X)
-        model.predict_one(X[0])
-    for fn in (k.norma32_learn_one, k.norma32_learn_many, k.norma32_predict_one,
-               k.norma32_predict_many):
-        if fn is k.norma32_learn_one:  # the class calls the wide one: compile the C one
-            model = _model(task, 3, budget=4)
-            fn(np.zeros(3, np.float32), np.float32(1.0), *model._blocks)
-        assert fn.signatures, fn
-        for sig in fn.signatures:
-            ir = fn.inspect_llvm(sig)
-            own = {n: b for n, b in _functions(ir).items()
-                   if not n.startswith(("cpython.", "cfunc."))}
-            assert own, sig
-            for name, body in own.items():
-                bad = [line for line in body.splitlines()
-                       if re.search(r"\bdouble\b|fpext|sitofp .* to double", line)]
-                assert not bad, (fn.__name__, name, bad[:5])
+def test_the_kernels_ir_has_no_double(tmp_path):
+    """The compiled float32 kernels form no double: no double type, no fpext (so no
+    libm or llvm sqrt/exp of a double), for every kernel and loss the classes reach."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _IR_SCRIPT], env=env, capture_output=True,
+                          text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"norma32_learn_one", "norma32_learn_many", "norma32_predict_one",
+            "norma32_predict_many", "_norma_step32", "_kernel_row32"} <= set(found["checked"])
+    assert not found["bad"], found["bad"]
 
 
+def _long_stream(n=150_000, d=6):
+    """float32-rounded inputs, a nonlinear target that flips sign at the middle."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=n)
+    y[n // 2:] = -y[n // 2:]
+    probes = rng.normal(size=(1000, d)).astype(np.float32).astype(np.float64)
+    return X, y, probes
+
+
+#: params, the largest deviation of g(probes) from the float64 model's after each
+#: block of 10,000 rows, relative to its largest |g|, measured over 150,000 rows
+#: (1.7e-5, 6.9e-7; docs/design/float32.md, NORMA), times about 5.
+_LONG_REGRESSION = [
+    ({"loss": "epsilon", "epsilon": 0.05, "learning_rate_schedule": "inv_sqrt",
+      "learning_rate": 1.0}, 1e-4),
+    ({}, 4e-6),
+]
+
+
+@pytest.mark.parametrize("params, bound", _LONG_REGRESSION)
+def test_long_regression_runs_follow_the_float64_model(params, bound):
+    """150,000 rows at d = 6, budget 100, a drift at the middle: the float32-only
+    model's predictions stay within ``bound`` of a float64 model's, nothing refused."""
+    X, y, probes = _long_stream()
+    kw = {"budget": 100, "gamma": 0.3, **params}
+    model, ref = _model("regression", 6, **kw), NORMARegressor(6, **kw)
+    worst = 0.0
+    for start in range(0, len(y), 10_000):
+        rows = slice(start, start + 10_000)
+        model.learn_many(X[rows], y[rows])
+        ref.learn_many(X[rows], y[rows])
+        g, r = model.predict_many(probes), ref.predict_many(probes)
+        worst = max(worst, np.abs(g - r).max() / np.abs(r).max())
+    assert worst < bound
+    assert model.n_skipped_ == 0 and model.n_seen_ == len(y)
+
+
+@pytest.mark.parametrize("task", ["classification", "novelty"])
+def test_long_classification_and_novelty_runs_match_the_float64_model_statistically(task):
+    """The hinge and novelty steps are discontinuous: one score on the other side of
+    rho stores a different term, and the two runs part (the mixed float32 model
+    parts from the float64 one as much). Over the same 150,000 rows (nu = 0.2 / 0.1):
+    the float32-only model's prequential error (flagged fraction) is within 0.005 of
+    the float64 model's (measured 0.2060 / 0.2053; 0.1000 / 0.1000), and it disagrees
+    with the float64 model on at most 0.01 more rows than the mixed float32 model
+    does (0.091 / 0.092; 0.040 / 0.036)."""
+    X, y, _ = _long_stream()
+    labels = np.where(y > 0, 1.0, -1.0)
+    kw = {"budget": 100, "gamma": 0.3, "nu": 0.2 if task == "classification" else 0.1}
+    runs = {}
+    for name, more in (("only", {"dtype": "float32", "arithmetic": "float32"}),
+                       ("mixed", {"dtype": "float32"}), ("f64", {})):
+        model = _CLASSES[task](6, **kw, **more)
+        runs[name] = model.learn_many(*_args(task, X, labels))
+        assert model.n_skipped_ == 0
+    if task == "classification":
+        rate = {k: np.mean(v != labels) for k, v in runs.items()}
+    else:
+        rate = {k: np.mean(v) for k, v in runs.items()}
+    assert abs(rate["only"] - rate["f64"]) < 0.005, rate
+    apart = {k: np.mean(runs[k] != runs["f64"]) for k in ("only", "mixed")}
+    assert apart["only"] < apart["mixed"] + 0.01, apart
