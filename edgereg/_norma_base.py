@@ -153,7 +153,7 @@ class _NORMA(OnlineModel):
 
     @property
     def arithmetic(self) -> str:
-        """"auto" (float64 scalars) or "float32" (every value in float32)."""
+        """The arithmetic: "auto" (float64 scalars) or "float32" (every value in float32)."""
         return "float32" if self._arith32 else "auto"
 
     def _init_norma(
