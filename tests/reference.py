@@ -1549,7 +1549,7 @@ class NORMAFloat32Reference:
             return score, False
         eta = self.eta
         if self.schedule == "inv_sqrt":
-            eta = eta / np.sqrt(F(self.seen + 1))
+            eta = eta / np.sqrt(F(min(self.seen + 1, 2**31 - 1)))  # t capped at int32's max
         nu, loss = self.nu, self.loss
         alpha, active, new_rho = F(0.0), False, rho
         if loss in ("hinge", "hinge_nu", "novelty"):

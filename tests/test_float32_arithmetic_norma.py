@@ -125,6 +125,23 @@ def test_every_step_equals_the_numpy_reference_bit_for_bit(task, d, params, extr
     assert ref.skipped > 0 and ref.dropped > 0, (ref.skipped, ref.dropped)
 
 
+def test_the_step_count_beyond_int32_is_capped_as_the_reference_caps_it():
+    """eta_t = eta / sqrt(t) takes t through int32, capped at 2^31 - 1 (no libgcc
+    call for an int64 to float conversion on a 32-bit core): steps from t = 2^31 - 3
+    on against the reference (an int32 that wrapped would make t negative, eta_t
+    NaN and every step refused)."""
+    X, y = _stream(2, 60, 3, "regression")
+    model = _model("regression", 3, budget=8, learning_rate_schedule="inv_sqrt",
+                   learning_rate=0.5)
+    ref = _reference(model)
+    model._counts[0] = ref.seen = 2**31 - 3
+    for t in range(X.shape[0]):
+        want, _ = ref.step(X[t], y[t])
+        assert _same(model._learn_score(X[t], float(y[t]), y[t]), want), t
+        _assert_state(model, ref, t)
+    assert model.n_seen_ > 2**31
+
+
 @pytest.mark.parametrize("task", ["regression", "classification", "novelty"])
 def test_learn_one_equals_learn_many_bit_for_bit(task):
     for seed in range(3):

@@ -3,10 +3,10 @@
 The step of ``norma.py`` over the same seven blocks with every value in float32:
 the kernel row and its exp (``_exp_scaled``'s float32 polynomial), the decision
 value, the step size eta_t (eta / sqrt(t) by float32 ``sqrt``, one FPU
-instruction), the loss' coefficient, the decay 1 - eta_t lambda, the global
-scale and the checks before the commit. Nothing is formed in float64, so an
-export for a single-precision FPU (Cortex-M4F) needs neither a soft-double
-helper nor libm. One step, as ``norma.py``::
+instruction; t capped at 2^31 - 1), the loss' coefficient, the decay
+1 - eta_t lambda, the global scale and the checks before the commit. Nothing
+is formed in float64, so an export for a single-precision FPU (Cortex-M4F)
+needs neither a soft-double helper nor libm. One step, as ``norma.py``::
 
     alpha_t = -eta_t dl/dg (g_t(x_t), y_t),  s <- s (1 - eta_t lambda),
     a_slot <- alpha_t / s,  b <- b + alpha_t
@@ -70,6 +70,8 @@ from .norma import (
 
 _ZERO = np.float32(0.0)
 _ONE = np.float32(1.0)
+#: The step count's cap in the ``inv_sqrt`` schedule (2^31 - 1: int32's largest).
+_INT32_MAX = 2147483647
 #: ``RENORM_THRESHOLD`` (2^-64, a float32 value).
 _RENORM32 = np.float32(RENORM_THRESHOLD)
 
@@ -196,8 +198,11 @@ def _norma_step32(x, y, sv, coef, scalars, row, bits, pow2, counts, h, codes):
         return score, INVALID
 
     if codes[CODE_SCHEDULE] == 1:
-        # t in float32 (exact up to 2^24, then rounded), its float32 square root
-        eta = eta / np.sqrt(np.float32(counts[0] + 1))
+        # t in float32 (exact up to 2^24, then rounded) through int32, capped at
+        # 2^31 - 1 (an int64 to float conversion is a libgcc call on a 32-bit
+        # core, an int32 one an FPU instruction), its float32 square root
+        t = counts[0] + 1
+        eta = eta / np.sqrt(np.float32(np.int32(t if t < _INT32_MAX else _INT32_MAX)))
 
     alpha = _ZERO
     active = False
