@@ -185,9 +185,7 @@ def test_a_file_without_the_parameter_loads_as_before(tmp_path):
     a = NORMARegressor(3, 16, dtype="float32")
     a.learn_many(X, y)
     a.save(tmp_path / "m.npz")
-    rewritten = _without_arithmetic(tmp_path / "m.npz", tmp_path / "old.npz")
-    if not rewritten:
-        pytest.skip("the file format keeps its parameters elsewhere")
+    assert _without_arithmetic(tmp_path / "m.npz", tmp_path / "old.npz")
     b = load(tmp_path / "old.npz")
     assert b.arithmetic == "auto" and b.get_params() == a.get_params()
     assert np.array_equal(b.predict_many(X), a.predict_many(X))
