@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 
+import numba
 import numpy as np
 import pytest
 from reference import NORMAFloat32Reference
@@ -20,7 +21,11 @@ from edgereg import NORMAClassifier, NORMANovelty, NORMARegressor, load
 from edgereg._validate import label_sign
 
 #: float32 tests belong to the deep tier (conftest.py); the reference's inf/NaN warn.
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+#: The kernels read their constants by their bits through intrinsics, which plain
+#: Python (NUMBA_DISABLE_JIT=1) cannot run.
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.skipif(numba.config.DISABLE_JIT,
+                                 reason="intrinsics (the constants read by their bits)")]
 
 _EXTREMES = np.array([0, 1e-320, 1e-40, 1e-8, 1, -1, 3.7, 1e8, 1e15, 1e18, 1e20, 3.4e38,
                       1e39, 1.7e308])
@@ -299,8 +304,6 @@ print(json.dumps({"checked": sorted(set(checked)), "bad": bad[:20]}))
 """
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
-                    reason="reads LLVM IR (the kernels' constants by their bits: intrinsics)")
 def test_the_kernels_ir_has_no_double(tmp_path):
     """The compiled float32 kernels form no double: no double type, no fpext (so no
     libm or llvm sqrt/exp of a double), for every kernel and loss the classes reach."""
