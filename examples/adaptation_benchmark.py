@@ -247,7 +247,7 @@ def _regression_stationary():
             ("heteroscedastic noise", hetero)]
 
 
-def a1_stationary(runs: int = 20, n: int = 20_000, d: int = 5) -> None:
+def a1_stationary(runs: int = 20, n: int = 20_000, d: int = 5, width: float = 2.0) -> None:
     print(f"\nA1. DriftAlarm on stationary regression streams ({runs} runs of {n:,}, d = {d}, "
           "x ~ N(0, I); x100: X and y times 100): runs with an alarm (alarms)")
     print(f"{'stream':<24} {'model':<10} {'compare':>10} {'x100':>10} {'eprocess*':>10}")
@@ -269,7 +269,7 @@ def a1_stationary(runs: int = 20, n: int = 20_000, d: int = 5) -> None:
                         m = DriftAlarm(DFOP(d, mu), noise=sd,
                                        coef_bound=2 * float(np.linalg.norm(coef)) + 1e-9)
                     else:
-                        m = DriftAlarm(DFOP(d, mu))
+                        m = DriftAlarm(DFOP(d, mu), width=width)
                     m.learn_many(X, y)
                     hit += m.n_drifts_ > 0
                     total += m.n_drifts_
@@ -280,7 +280,7 @@ def a1_stationary(runs: int = 20, n: int = 20_000, d: int = 5) -> None:
           "its coefficients' norm as coef_bound")
 
 
-def a2_jump(runs: int = 20) -> None:
+def a2_jump(runs: int = 20, width: float = 2.0) -> None:
     print(f"\nA2. a jump of the coefficients at row 3,000 (d = 4, noise 0.1; {runs} seeds): "
           "delay of the first alarm after it, alarms before it")
     print(f"{'model':<8} {'test':<9} {'found<=200':>11} {'median':>7} {'max':>6} {'false':>6}")
@@ -292,7 +292,7 @@ def a2_jump(runs: int = 20) -> None:
                 X = rng.normal(size=(6000, 4))
                 u, v = rng.normal(size=4), rng.normal(size=4)
                 y = np.where(np.arange(6000) < 3000, X @ u, X @ v) + 0.1 * rng.normal(size=6000)
-                m = (DriftAlarm(DFOP(4, mu)) if test == "compare"
+                m = (DriftAlarm(DFOP(4, mu), width=width) if test == "compare"
                      else DriftAlarm(DFOP(4, mu), noise=0.1, coef_bound=10.0))
                 m.learn_many(X, y)
                 false += int(np.sum(m.drifts_ < 3000))
@@ -358,6 +358,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=200, help="S1's stationary runs per d")
     ap.add_argument("--flip-seeds", type=int, default=20)
     ap.add_argument("--n", type=int, default=100_000, help="S1's stream length")
+    ap.add_argument("--width", type=float, default=2.0,
+                    help="A1 and A2: DriftAlarm's width (its default 2; the clipping range)")
     ap.add_argument("--sections", default=None, help="e.g. S1,S4,A2 (default: all of the part)")
     args = ap.parse_args(argv)
     want = None if args.sections is None else set(args.sections.split(","))
@@ -376,9 +378,9 @@ def main(argv: list[str] | None = None) -> None:
             s1_false_switches(args.n, args.seeds)
     if args.part in ("alarm", "all"):
         if on("A1"):
-            a1_stationary()
+            a1_stationary(width=args.width)
         if on("A2"):
-            a2_jump()
+            a2_jump(width=args.width)
         if on("A3"):
             a3_real()
         if on("A4"):
