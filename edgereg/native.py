@@ -21,6 +21,8 @@ import numpy as np
 __all__ = ["NativeModel"]
 
 _C = {"float64": ctypes.c_double, "float32": ctypes.c_float, "int64": ctypes.c_int64}
+#: The range of an integer the export found unbounded (edgereg/export/bounds.py).
+_LIMIT = 2**62
 
 
 class NativeModel:
@@ -32,8 +34,15 @@ class NativeModel:
         ``lib<prefix>.so`` written by an export with ``shared=True``; its
         ``<prefix>.json`` (the layout) is read from the same folder.
 
-    The state is one numpy buffer laid out as the header's struct; the calls
-    are the exported functions (the JIT's kernels, bit for bit).
+    Every exported model: DFOP and RLS (fixed or per-step forgetting), the
+    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES and the three NORMA
+    models, in float64 or float32, and the float32-only arithmetic (whose y,
+    predictions and ``out`` are float32). The calls are the models' own:
+    ``learn_one(x, y)`` returns the prediction made before learning, a float,
+    or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
+    ``learn_many(X)``, no target). The state is one numpy buffer laid out as
+    the header's struct; the calls are the exported functions (the JIT's
+    kernels, bit for bit).
     """
 
     def __init__(self, library: str | os.PathLike) -> None:
@@ -44,16 +53,16 @@ class NativeModel:
         with open(os.path.join(folder, f"{prefix}.json"), encoding="utf-8") as f:
             self.layout = json.load(f)
         lay = self.layout
-        if lay["model"] not in ("DFOP", "RLS"):  # load's checks and the calls are DFOP's
-            raise ValueError(f"NativeModel drives DFOP and RLS libraries only, not "
-                             f"{lay['model']} (call its library through its header)")
-        if lay.get("io", "float64") != "float64":  # its y, yhat, Y, mu, out are floats
-            raise ValueError(f"NativeModel drives libraries whose y is a double, not "
-                             f"{lay['io']} (arithmetic='float32': call it through its "
-                             "header)")
+        if "integer_bounds" not in lay:
+            raise ValueError(f"{prefix}.json has no integer_bounds: written by an older "
+                             "edgereg; export the model again")
+        self.model = lay["model"]
         self.n_features = int(lay["d"])
+        self.n_outputs = int(lay.get("n_outputs") or 0)
         self.dtype = np.dtype(lay["dtype"])
         self.task = lay["task"]
+        self._io = np.dtype(lay.get("io", "float64"))
+        self._forgetting = bool(lay.get("forgetting", True))
         self._lib = ctypes.CDLL(library)
         self._buffer = np.zeros(lay["struct_bytes"] + 64, dtype=np.uint8)
         skip = -self._buffer.ctypes.data % 64
@@ -62,21 +71,21 @@ class NativeModel:
                         for _, dt, n, at in lay["blocks"]]
         self._pointers = [b.ctypes.data_as(ctypes.POINTER(_C[str(b.dtype)]))
                           for b in self._blocks]
-        dbl, i64 = ctypes.POINTER(ctypes.c_double), ctypes.c_int64
-        real = ctypes.POINTER(_C[str(self.dtype)])
+        i64, yreal = ctypes.c_int64, _C[str(self._io)]
+        self._real, self._yp = ctypes.POINTER(_C[str(self.dtype)]), ctypes.POINTER(yreal)
         blocks = [ctypes.POINTER(_C[dt]) for _, dt, _, _ in lay["blocks"]]
+        m, real, yp = self.n_outputs, self._real, self._yp
         self._learn_one = getattr(self._lib, f"{prefix}_learn_one_blocks")
-        self._learn_one.argtypes = [*blocks, real, ctypes.c_double, dbl]
+        self._learn_one.argtypes = [*blocks, real, yp if m else yreal, yp]
         self._learn_one.restype = i64
         self._learn_many = getattr(self._lib, f"{prefix}_learn_many_blocks")
-        self._learn_many.argtypes = [*blocks, real, dbl, i64, dbl, i64, dbl]
+        self._learn_many.argtypes = [*blocks, real, yp, i64, yp, i64, yp]
         self._learn_many.restype = i64
         self._predict_one = getattr(self._lib, f"{prefix}_predict_one_blocks")
-        self._predict_one.argtypes = [*blocks, real]
-        self._predict_one.restype = ctypes.c_double
-        self._yhat = ctypes.c_double()
-        self._yhat_p = ctypes.byref(self._yhat)
-        self._real = real
+        self._predict_one.argtypes = [*blocks, real, *([yp] if m else [])]
+        self._predict_one.restype = i64 if m else yreal
+        self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
+        self._yhat_p = self._yhat.ctypes.data_as(yp)
         self._skip = lay["params"].get("on_invalid") == "skip"
         self.reset()
 
@@ -90,50 +99,92 @@ class NativeModel:
             raise ValueError(f"x must have shape ({self.n_features},), got {x.shape}")
         return x
 
-    def learn_one(self, x: Any, y: float) -> float:
+    def _target(self, y: Any) -> Any:
+        """y as learn_one's C argument: a number, or a pointer to n_outputs values."""
+        if self.task == "novelty":
+            if y is not None:
+                raise TypeError("a novelty model learns x alone: learn_one(x)")
+            return 0.0  # not read
+        if y is None:
+            raise TypeError("learn_one needs a target y")
+        if not self.n_outputs:
+            return float(y)
+        with np.errstate(over="ignore"):  # a huge target: inf in float32, refused in C
+            y = np.ascontiguousarray(y, dtype=self._io)
+        if y.shape != (self.n_outputs,):
+            raise ValueError(f"y must have shape ({self.n_outputs},), got {y.shape}")
+        return y.ctypes.data_as(self._yp)
+
+    def learn_one(self, x: Any, y: Any = None) -> Any:
         """Predict x, then learn (x, y); the prediction (ValueError when refused
         and on_invalid is "raise"; the state is then unchanged)."""
         x = self._row(x)
-        status = self._learn_one(*self._pointers, x.ctypes.data_as(self._real), float(y),
-                                 self._yhat_p)
+        status = self._learn_one(*self._pointers, x.ctypes.data_as(self._real),
+                                 self._target(y), self._yhat_p)
         if status != 0 and not self._skip:
             raise ValueError(f"invalid sample (status {status}): state unchanged")
-        return self._yhat.value
+        return self._yhat.copy() if self.n_outputs else self._yhat[0].item()
 
-    def learn_many(self, X: Any, y: Any, forgetting: Any = None) -> np.ndarray:
+    def learn_many(self, X: Any, y: Any = None, forgetting: Any = None) -> np.ndarray:
         """Learn a block; the prequential predictions (as the model's learn_many)."""
         X = np.ascontiguousarray(X, dtype=self.dtype)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n, {self.n_features}), got {X.shape}")
-        n = X.shape[0]
-        Y = np.ascontiguousarray(y, dtype=np.float64)
-        if Y.shape != (n,):
-            raise ValueError(f"y must have shape ({n},), got {Y.shape}")
+        n, m = X.shape[0], self.n_outputs
+        shape = (n, m) if m else (n,)
+        if self.task == "novelty":
+            if y is not None:
+                raise TypeError("a novelty model learns X alone: learn_many(X)")
+            Y = np.zeros(shape, dtype=self._io)  # not read
+        else:
+            with np.errstate(over="ignore"):
+                Y = np.ascontiguousarray(y, dtype=self._io)
+            if Y.shape != shape:
+                raise ValueError(f"y must have shape {shape}, got {Y.shape}")
+        if forgetting is not None and not self._forgetting:
+            raise ValueError(f"{self.model} has no per-step forgetting factor")
         mu = None if forgetting is None else np.ascontiguousarray(
-            np.broadcast_to(np.asarray(forgetting, dtype=np.float64), (n,)))
-        out = np.empty(n)
-        dp = ctypes.POINTER(ctypes.c_double)
+            np.broadcast_to(np.asarray(forgetting, dtype=self._io), (n,)))
+        out = np.empty(shape, dtype=self._io)
         first = self._learn_many(
-            *self._pointers, X.ctypes.data_as(self._real), Y.ctypes.data_as(dp), n,
-            None if mu is None else mu.ctypes.data_as(dp), 0 if mu is None else n,
-            out.ctypes.data_as(dp))
+            *self._pointers, X.ctypes.data_as(self._real), Y.ctypes.data_as(self._yp), n,
+            None if mu is None else mu.ctypes.data_as(self._yp), 0 if mu is None else n,
+            out.ctypes.data_as(self._yp))
         if first == -2:
             raise ValueError("every per-step forgetting factor must be in [0, 1)")
         if first >= 0:
             raise ValueError(f"invalid sample at row {first}: rows before it were learnt")
+        if first != -1:
+            raise RuntimeError(f"the library's learn_many returned {first}")
         return out
 
-    def predict_one(self, x: Any) -> float:
-        return self._predict_one(*self._pointers, self._row(x).ctypes.data_as(self._real))
+    def predict_one(self, x: Any) -> Any:
+        """The prediction for x (no learning): a float, or n_outputs values."""
+        x = self._row(x).ctypes.data_as(self._real)
+        if not self.n_outputs:
+            return self._predict_one(*self._pointers, x)
+        out = np.empty(self.n_outputs, dtype=self._io)
+        self._predict_one(*self._pointers, x, out.ctypes.data_as(self._yp))
+        return out
 
-    def _fields(self) -> dict[str, np.ndarray]:
+    def _learnt(self) -> list[tuple[str, tuple[int, ...], np.dtype, list[np.ndarray]]]:
+        """(name, shape, dtype, the byte views of its runs in the struct) per learnt
+        field: one run, a row per member of a bank, or a float32 in a float64 slot."""
         names = [b[0] for b in self.layout["blocks"]]
-        out = {}
-        for name, block, offset, shape, dtype, learnt in self.layout["fields"]:
+        out = []
+        for name, block, _, shape, dtype, learnt in self.layout["fields"]:
             if learnt:
                 flat = self._blocks[names.index(block)]
-                n = int(np.prod(shape))
-                out[name] = flat[offset: offset + n].view(dtype).reshape(shape)
+                runs = [flat[at: at + n].view(np.uint8)
+                        for at, n in self.layout["field_runs"][name]]
+                out.append((name, tuple(shape), np.dtype(dtype), runs))
+        return out
+
+    def _fields(self) -> dict[str, np.ndarray]:
+        out = {}
+        for name, shape, dtype, runs in self._learnt():
+            raw = np.concatenate(runs)
+            out[name] = raw.view(dtype)[: int(np.prod(shape))].reshape(shape).copy()
         return out
 
     def save(self, path: str | os.PathLike) -> None:
@@ -142,8 +193,7 @@ class NativeModel:
 
         meta = {"format": np.array(STATE_FORMAT), "model": np.array(self.layout["model"]),
                 "params": np.array(json.dumps(self.layout["params"]))}
-        atomic_savez(path, {**meta, **{f"state.{k}": v.copy()
-                                       for k, v in self._fields().items()}})
+        atomic_savez(path, {**meta, **{f"state.{k}": v for k, v in self._fields().items()}})
 
     def save_blob(self, path: str | os.PathLike) -> None:
         """Write the state as the device does (the header's blob header, then the
@@ -153,7 +203,16 @@ class NativeModel:
 
     def load(self, path: str | os.PathLike) -> NativeModel:
         """Continue from an edgereg state file of the same model and parameters
-        (``StateFileError`` for any other file, the state then unchanged)."""
+        (``StateFileError`` for any other file, the state then unchanged).
+
+        Checked: the model and parameters, every learnt field's shape and dtype,
+        finite values, and every integer within the range the model's own load
+        accepts (the export wrote those ranges: the C code uses the integers as
+        indices and loop bounds). ``edgereg.load`` checks more (an exactly
+        symmetric P, weights that are a distribution, ...). A bank's file is
+        refused: its members' forgetting factors follow its window, which
+        ``edgereg.load`` places; continue a bank from a device blob or in the JIT.
+        """
         from ._base import STATE_FORMAT, StateFileError, read_npz
 
         path = os.fspath(path)
@@ -170,19 +229,32 @@ class NativeModel:
         if not same:
             raise StateFileError(f"{path!r} holds another model or other parameters "
                                  f"than {self.layout['model']}{self.layout['params']}")
+        if self.layout["model"] == "DFOPBank":
+            raise StateFileError(f"{path!r}: NativeModel does not load a bank's file (its "
+                                 "members' factors follow the saved window, which "
+                                 "edgereg.load places)")
+        bounds: dict[str, dict[int, tuple[int, int]]] = {}
+        for name, at, low, high in self.layout["integer_bounds"]:
+            bounds.setdefault(name, {})[at] = (low, high)
         staged = []
-        for name, view in self._fields().items():
+        for name, shape, dtype, runs in self._learnt():
             value = npz.get(f"state.{name}")
-            if value is None or value.shape != view.shape or value.dtype != view.dtype:
+            if value is None or value.shape != shape or value.dtype != dtype:
                 raise StateFileError(f"{path!r}: state.{name} is missing or does not fit")
-            if not np.all(np.isfinite(value)):
+            if dtype.kind == "f" and not np.all(np.isfinite(value)):
                 raise StateFileError(f"{path!r}: state.{name} holds NaN or inf")
-            if name == "counts" and not (np.all(value[:2] >= 0)
-                                         and 0 <= value[3] < self.n_features):
-                # DFOP's counters: the next refresh coordinate indexes P's rows.
-                raise StateFileError(f"{path!r}: state.counts {value.tolist()} out of "
-                                     "range")
-            staged.append((view, value))
-        for view, value in staged:
-            view[...] = value
+            if dtype.kind in "iu":
+                flat = value.reshape(-1)
+                for at, v in enumerate(flat.tolist()):
+                    low, high = bounds.get(name, {}).get(at, (-_LIMIT, _LIMIT))
+                    if not low <= v <= high:
+                        raise StateFileError(f"{path!r}: state.{name}[{at}] = {v} is outside "
+                                             f"{low}..{high}")
+            staged.append((np.ascontiguousarray(value).reshape(-1).view(np.uint8), runs))
+        for data, runs in staged:
+            pos = 0
+            for run in runs:  # a float32 in a float64 slot: its first bytes only
+                take = min(run.size, data.size - pos)
+                run[:take] = data[pos: pos + take]
+                pos += take
         return self

@@ -200,9 +200,9 @@ _TARGET_MODELS = {
                       "norma-rbf-float32", "bank-float32-classification"],
 }
 _TARGET_CASES = [(m, t) for t, ms in _TARGET_MODELS.items() for m in ms]
-#: The case whose export is also linked as a shared library for ``edgereg.native``
-#: (the very object the bit-identity test compares with the JIT).
-_NATIVE_CASE = ("float64", "x86_64")
+#: The target whose exports are also linked as shared libraries for ``edgereg.native``
+#: (the very objects the bit-identity test compares with the JIT).
+_NATIVE_TARGET = "x86_64"
 #: Measured different from the JIT, kept so that a change shows (strict xfail).
 _DIFFERENT = {
     ("bank-float64", "cortex-m4f"): "the bank's exp is newlib's on the board, glibc's in "
@@ -229,11 +229,11 @@ def results(request, tmp_path_factory):
     items = request.session.items
     chosen = {(i.callspec.params["label"], i.callspec.params["target"]) for i in items
               if "target" in getattr(getattr(i, "callspec", None), "params", {})}
-    native = any(getattr(i, "originalname", "") == "test_native_runs_the_exported_library_as"
-                 "_the_jit_does" for i in items) and shutil.which("cc") is not None \
-        and _available(_NATIVE_CASE[1])
-    if native:  # edgereg.native drives the float64 host case's own export, linked shared
-        chosen.add(_NATIVE_CASE)
+    # edgereg.native drives each host case's own export, also linked as a shared library.
+    native = {(i.callspec.params["label"], _NATIVE_TARGET) for i in items
+              if getattr(i, "originalname", "") == "test_native_runs_the_exported_library"
+              "_as_the_jit_does"} if shutil.which("cc") and _available(_NATIVE_TARGET) else set()
+    chosen |= native
     cases = []
     for label, target in _TARGET_CASES:
         if not _available(target) or (label, target) not in chosen:
@@ -243,10 +243,8 @@ def results(request, tmp_path_factory):
         n = 120 if d == 30 else 150 if target == "cortex-m0plus" else 300  # M0: 16 KB RAM
         cases.append((label, _MODELS[label], target, d, n, task))
     work = tmp_path_factory.mktemp("export")
-    rows = S.run_cases(cases, work, shared={_NATIVE_CASE} if native else ())
-    found = {(r["label"], r["target"]): r for r in rows}
-    found["shared"] = found[_NATIVE_CASE] if native else None
-    return found
+    rows = S.run_cases(cases, work, shared=native)
+    return {(r["label"], r["target"]): r for r in rows}
 
 
 @pytest.mark.slow
@@ -415,65 +413,123 @@ def test_edgereg_native_imports_neither_numba_nor_scipy():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_native_refuses_a_library_it_does_not_drive(tmp_path):
+def test_native_refuses_a_layout_without_integer_bounds(tmp_path):
+    """A layout written before the export recorded the integers' ranges: its load
+    could not check them, so the library is refused with what to do."""
     from edgereg.native import NativeModel
 
-    (tmp_path / "edgereg_pa.json").write_text('{"model": "PARegressor"}')
-    with pytest.raises(ValueError, match="DFOP and RLS libraries only, not PARegressor"):
-        NativeModel(tmp_path / "libedgereg_pa.so")
-    # float32-only DFOP: y, yhat, Y, mu and out are floats in C (its calls take no double)
-    (tmp_path / "edgereg_dfop.json").write_text('{"model": "DFOP", "io": "float32"}')
-    with pytest.raises(ValueError, match="y is a double, not float32"):
+    (tmp_path / "edgereg_dfop.json").write_text('{"model": "DFOP"}')
+    with pytest.raises(ValueError, match="no integer_bounds.*export the model again"):
         NativeModel(tmp_path / "libedgereg_dfop.so")
 
 
+def test_the_integer_bounds_are_the_models_own(tmp_path):
+    """The export reads each integer's accepted range from the model's own load
+    (edgereg/export/bounds.py): DFOP's next refresh coordinate indexes P's d
+    rows, NORMA's support-vector count and next slot its budget, a bank's window
+    its lattice; a value one past an end is refused by edgereg.load too."""
+    from edgereg.bank import DEFAULT_LATTICE
+    from edgereg.export.bounds import LIMIT, integer_bounds
+
+    found = {type(m).__name__: integer_bounds(m) for m in (
+        edgereg.DFOP(6, 0.01), edgereg.NORMARegressor(6, 48), edgereg.DFOP(6, "auto"))}
+    assert ["counts", 3, 0, 5] in found["DFOP"]
+    assert ["counts", 2, 0, 48] in found["NORMARegressor"]
+    assert ["counts", 3, 0, 47] in found["NORMARegressor"]
+    window = [b for b in found["DFOPBank"] if b[0] == "window"]
+    # member 0's lattice index: the window of 4 and the scout above it, which stops at
+    # the last factor (so the window's top may reach it too)
+    assert window == [["window", 0, 0, len(DEFAULT_LATTICE) - 5 + 1]]
+    model = edgereg.NORMARegressor(6, 48)
+    for name, at, low, high in integer_bounds(model):
+        for bad in (low - 1, high + 1):
+            if abs(bad) > LIMIT:
+                continue
+            model.save(tmp_path / "m.npz")
+            z = dict(np.load(tmp_path / "m.npz"))
+            z[f"state.{name}"].reshape(-1)[at] = bad
+            np.savez(tmp_path / "bad.npz", **z)
+            with pytest.raises(edgereg.StateFileError):
+                edgereg.load(tmp_path / "bad.npz")
+
+
+def _same(a, b, io):
+    assert np.asarray(a, io).tobytes() == np.asarray(b, io).tobytes()
+
+
 @pytest.mark.slow
-def test_native_runs_the_exported_library_as_the_jit_does(request, tmp_path):
+@pytest.mark.parametrize("label", list(_MODELS))
+def test_native_runs_the_exported_library_as_the_jit_does(request, tmp_path, label):
+    """Every exported model through edgereg.native against the JIT on the same
+    stream (NaN/inf rows skipped, per-step forgetting where the model has it):
+    learn_one, learn_many and predict_one bit for bit; its files load in the JIT
+    and continue bit for bit; the JIT's file continues in it (not a bank's); a
+    bad file is refused, the state unchanged."""
     if shutil.which("cc") is None:
         pytest.skip("needs a host C compiler (cc) to link the shared library")
     if not _ASKED:
         pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
+    from edgereg.export.families import family_of
     from edgereg.native import NativeModel
 
-    info = request.getfixturevalue("results")["shared"]
-    if info is None:
-        pytest.skip(f"the host case {_NATIVE_CASE} needs {S.missing_for('x86_64')}")
-    native, jit = NativeModel(info["shared"]), _MODELS["float64"]()
-    X, Y, MU = S.stream(6, 300)
+    row = request.getfixturevalue("results")[(label, _NATIVE_TARGET)]
+    native, jit = NativeModel(row["shared"]), _MODELS[label]()
+    family, io = family_of(jit), np.dtype(native._io)
+    d = 30 if label.endswith("d30") else 6
+    X, Y, MU = S.stream(d, 300, "classification" if "classification" in label else "regression")
+    Y, X = S.targets(family, X, Y), X.astype(jit.dtype)
+    novelty = family.task == "novelty"
+
+    def ys(rows):
+        return () if novelty else (Y[rows],)
+
+    more = {"forgetting": MU[100:200]} if family.forgetting else {}
     for t in range(100):  # NaN predictions (a NaN input) compared as bits too
-        assert (np.float64(native.learn_one(X[t], Y[t])).tobytes()
-                == np.float64(jit.learn_one(X[t], Y[t])).tobytes())
-    a = native.learn_many(X[100:200], Y[100:200], forgetting=MU[100:200])
-    b = jit.learn_many(X[100:200], Y[100:200], forgetting=MU[100:200])
-    assert a.tobytes() == b.tobytes()
-    assert native.predict_one(X[5]) == jit.predict_one(X[5])
+        _same(native.learn_one(X[t], *ys(t)), jit.learn_one(X[t], *ys(t)), io)
+    _same(native.learn_many(X[100:200], *ys(slice(100, 200)), **more),
+          jit.learn_many(X[100:200], *ys(slice(100, 200)), **more), io)
+    _same(native.predict_one(X[5]), jit.predict_one(X[5]), io)
     native.save(tmp_path / "n.npz")  # the device's state, as edgereg's file
     native.save_blob(tmp_path / "n.bin")  # ... and as the device's blob
+    rest = slice(200, None)
     for path in (tmp_path / "n.npz", tmp_path / "n.bin"):
         back = edgereg.load(path)
         for x, y in zip(back.state, jit.state, strict=True):
             assert x.tobytes() == y.tobytes()
-        assert (back.learn_many(X[200:], Y[200:]).tobytes()
-                == _copy(jit).learn_many(X[200:], Y[200:]).tobytes())
+        _same(back.learn_many(X[rest], *ys(rest)), _copy(jit).learn_many(X[rest], *ys(rest)),
+              io)
     jit.save(tmp_path / "j.npz")
-    fresh = NativeModel(info["shared"]).load(tmp_path / "j.npz")
-    assert fresh.learn_many(X[200:], Y[200:]).tobytes() == jit.learn_many(
-        X[200:], Y[200:]).tobytes()
-    # Any other file is a StateFileError, as for edgereg.load, the state unchanged.
+    fresh = NativeModel(row["shared"])
+    state = fresh._struct.tobytes()
+    if native.model == "DFOPBank":
+        with pytest.raises(edgereg.StateFileError, match="does not load a bank's file"):
+            fresh.load(tmp_path / "j.npz")
+        assert fresh._struct.tobytes() == state
+        return
+    fresh.load(tmp_path / "j.npz")
+    _same(fresh.learn_many(X[rest], *ys(rest)), jit.learn_many(X[rest], *ys(rest)), io)
+    # Any other file is a StateFileError, as for edgereg.load, the state unchanged:
+    # a damaged zip, another model, a blob, an integer the C code would index with.
     data = (tmp_path / "j.npz").read_bytes()
     (tmp_path / "short.npz").write_bytes(data[: len(data) // 2])
     edgereg.DFOP(6, 0.02, on_invalid="skip").save(tmp_path / "other.npz")
+    name, at, _, high = min(native.layout["integer_bounds"], key=lambda b: b[3])
+    z = dict(np.load(tmp_path / "j.npz"))
+    z[f"state.{name}"].reshape(-1)[at] = high + 1
+    np.savez(tmp_path / "index.npz", **z)
     state = fresh._struct.tobytes()
-    for bad in ("short.npz", "other.npz", "n.bin"):
+    for bad in ("short.npz", "other.npz", "n.bin", "index.npz"):
         with pytest.raises(edgereg.StateFileError):
             fresh.load(tmp_path / bad)
         assert fresh._struct.tobytes() == state
+    if label != "float64":
+        return
     # A script's whole path, from import to save and load, without numba.
     code = ("import sys; import numpy as np; from edgereg.native import NativeModel; "
             "m = NativeModel(sys.argv[1]); m.learn_one(np.ones(m.n_features), 1.0); "
             "m.save(sys.argv[2]); m.load(sys.argv[2]); m.save_blob(sys.argv[3]); "
             + _IMPORTED_HEAVY)
-    subprocess.run([sys.executable, "-c", code, info["shared"], str(tmp_path / "s.npz"),
+    subprocess.run([sys.executable, "-c", code, row["shared"], str(tmp_path / "s.npz"),
                     str(tmp_path / "s.bin")], check=True)
 
 

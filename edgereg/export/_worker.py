@@ -15,6 +15,7 @@ def main(spec: dict) -> dict:
     import edgereg
 
     from . import llvm
+    from .bounds import integer_bounds
     from .families import family_of
     from .header import blob_header, image, layout, write_header, write_readme
     from .symbols import check
@@ -70,6 +71,11 @@ def main(spec: dict) -> dict:
                    for f in family.fields],
         # Element strides of the fields that are not contiguous (a bank's members').
         "field_strides": {f.name: list(f.strides) for f in family.fields if f.strides},
+        # [first element, count] of each learnt field's runs in its block.
+        "field_runs": {f.name: [list(r) for r in f.runs()] for f in family.fields if f.learnt},
+        # [field, flat index, low, high]: what the model's own load accepts of its
+        # integers, which the C code uses as indices and loop bounds (edgereg.native).
+        "integer_bounds": integer_bounds(model),
         "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
         "blob_header": head.hex(),
     }, indent=1))

@@ -1,0 +1,65 @@
+"""The range of every integer of a model's learnt state, as its own load accepts it.
+
+``edgereg.native`` loads state files with numpy alone, into C code that trusts
+its integers: a counter is a loop bound, the next refresh coordinate a row of
+P, a bank's window an index into its lattice. A value out of range there is
+a read or write outside the caller's struct. The models state those
+invariants once, in their ``_state_faults`` (what ``edgereg.load`` refuses);
+the export asks that function for each integer element's range and writes the
+ranges in the layout file, so the runtime without numba checks the same
+bounds without a second copy of them.
+
+The search assumes what every fault check of an integer is: an interval of
+accepted values, found from a fresh (accepted) state by bisection up to
+``LIMIT`` and down to ``-LIMIT``, one element moved at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: The bisection's ends: beyond any count a kernel can reach (2^62).
+LIMIT = 2**62
+
+
+def _accepts(model: Any, state: Any, field: int, flat: int, value: int) -> bool:
+    arrays = [np.array(a, copy=True) for a in state]
+    arrays[field].reshape(-1)[flat] = value
+    return not model._state_faults(type(state)(*arrays))
+
+
+def _edge(model: Any, state: Any, field: int, flat: int, good: int, far: int) -> int:
+    """The accepted value furthest from ``good`` towards ``far`` (``far`` itself
+    when accepted), by bisection on [good, far]."""
+    if _accepts(model, state, field, flat, far):
+        return far
+    while abs(far - good) > 1:
+        mid = (good + far) // 2
+        if _accepts(model, state, field, flat, mid):
+            good = mid
+        else:
+            far = mid
+    return good
+
+
+def integer_bounds(model: Any) -> list[list[Any]]:
+    """[field, flat index, low, high] for every integer element of the learnt
+    state whose accepted range is narrower than [-LIMIT, LIMIT]."""
+    state = model._state
+    out = []
+    for i, name in enumerate(state._fields):
+        a = np.asarray(state[i])
+        if a.dtype.kind not in "iu":
+            continue
+        for j in range(a.size):
+            now = int(a.reshape(-1)[j])
+            if not _accepts(model, state, i, j, now):  # a fresh state is always accepted
+                raise RuntimeError(f"{type(model).__name__}: its fresh {name}[{j}] = {now} "
+                                   "is refused by its own load")
+            low = _edge(model, state, i, j, now, -LIMIT)
+            high = _edge(model, state, i, j, now, LIMIT)
+            if (low, high) != (-LIMIT, LIMIT):
+                out.append([name, j, low, high])
+    return out
