@@ -40,6 +40,11 @@ from ._kernels.interval import (
     interval_pass_outputs,
 )
 from ._kernels.mores import (
+    HYPER_C,
+    HYPER_DECAY,
+    HYPER_GAMMA,
+    HYPER_TAU,
+    HYPER_TOL,
     OK,
     _mo_predict_many,
     _mo_predict_one,
@@ -51,6 +56,7 @@ from ._kernels.mores import (
     mores_learnt_size,
     mores_scratch_size,
 )
+from ._kernels.mores32 import mores32_learn_many, mores32_learn_one_wide
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
 from ._kernels.pa32 import (
     lin32_learn_many,
@@ -167,6 +173,9 @@ class _MultiOutput(OnlineModel):
     n_outputs: int
     fit_intercept: bool
 
+    #: Whether the model computes in float32 only (``arithmetic="float32"``).
+    _arith32 = False
+
     def _init_outputs(self, n_outputs: int, fit_intercept: bool) -> None:
         self.n_outputs = check_int("n_outputs", n_outputs)
         if not isinstance(fit_intercept, (bool, np.bool_)):
@@ -217,7 +226,10 @@ class _MultiOutput(OnlineModel):
         into (and return), so that a loop allocates nothing per call.
         """
         out = self._prediction_out(out)
-        _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
+        if self._arith32:  # summed in float32, as learn_one's prediction
+            mo32_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
+        else:
+            _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
         return out
 
     def _prediction_out(self, out: np.ndarray | None) -> np.ndarray:
@@ -232,7 +244,10 @@ class _MultiOutput(OnlineModel):
         return out
 
     def _predict_block(self, X, out):  # type: ignore[override]
-        _mo_predict_many(X, self.fit_intercept, self._state.W, out)
+        if self._arith32:
+            mo32_predict_many(X, self.fit_intercept, self._state.W, out)
+        else:
+            _mo_predict_many(X, self.fit_intercept, self._state.W, out)
 
     def learn_many(self, X: Any, Y: Any) -> np.ndarray:
         """Learn a block in one kernel call; return the prequential predictions.
@@ -312,6 +327,19 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
     on_invalid : {"raise", "skip"}
         What a sample with NaN/inf in x or y does: raise ``ValueError`` (state
         unchanged) or be skipped and counted in ``n_skipped_``.
+    arithmetic : {"auto", "float32"}, default "auto"
+        How a step computes. ``"auto"``: the state in ``dtype``, the sums,
+        the eigenproblems and the W-step's solve in float64 whatever the
+        dtype. ``"float32"`` (with ``dtype="float32"``, not with
+        ``coverage``): every value in float32, the prediction and the targets
+        included, the same step (Jacobi, Householder tridiagonalisation, the
+        shifted solves, the Cholesky inverses) in the same order, with C,
+        decay, gamma and tau rounded to float32 (C and tau must be in
+        float32's normal range; a decay or gamma below 1.2e-38 is 0) and rows
+        whose ||x||^2, ||y||^2 or prediction overflow float32 refused: the
+        arithmetic of an export for a single-precision FPU (no soft-double
+        code), which this model reproduces bit for bit
+        (docs/design/float32.md, "MORES").
     coverage : float in (0, 1), optional
         Calibrate one prediction interval per output at this coverage while
         learning (default None: none, nothing added to a step). Output j's
@@ -371,6 +399,7 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         dtype: Any = "float64",
         on_invalid: str = "raise",
         coverage: float | None = None,
+        arithmetic: str = "auto",
     ) -> None:
         self._init_common(n_features, dtype, on_invalid)
         self._init_outputs(n_outputs, fit_intercept)
@@ -383,7 +412,36 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         # Threshold of the Jacobi sweeps, relative to ||A||_F: a few ulps of
         # the state's precision (float32 cannot resolve 1e-14).
         self._tol = float(64.0 * np.finfo(self.dtype).eps)
+        self._init_arithmetic(arithmetic)
         self.reset()
+
+    def _init_arithmetic(self, arithmetic: str) -> None:
+        """Validate ``arithmetic``; for "float32", the constants rounded to float32
+        (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        self.arithmetic = arithmetic
+        self._arith32 = arithmetic == "float32"
+        self._hyper = [self.C, self.decay, self.gamma, self.tau, self._tol]
+        if not self._arith32:
+            return
+        if self.dtype != np.float32:
+            raise ValueError("arithmetic='float32' needs dtype='float32'")
+        if self.coverage is not None:
+            raise ValueError("arithmetic='float32' does not support coverage")
+        tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+        if not self.gamma <= big:
+            raise ValueError(f"gamma {self.gamma!r} is beyond float32's range")
+        if not tiny <= self.tau <= big:
+            raise ValueError(f"tau {self.tau!r} is outside float32's normal range")
+        if not tiny <= self.C:
+            raise ValueError(f"C {self.C!r} is below float32's normal range")
+
+        def narrow(v: float) -> float:
+            v = float(np.float32(v))
+            return v if v >= tiny else 0.0
+
+        self._hyper = [narrow(v) for v in self._hyper]
 
     def _allocate(self) -> tuple[MORESState, MORESWork]:
         D, m, dt = self._D, self._m, self.dtype
@@ -393,7 +451,8 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
             eye[np.diag_indices(m)] = 1.0
         state = MORESState(W, Om, Om_inv, S, S_inv, M, N, Q, np.zeros(2, dtype=np.int64))
         scratch = np.zeros(mores_scratch_size(D, m), dtype=dt)
-        hyper = np.array([self.C, self.decay, self.gamma, self.tau, self._tol])
+        hyper = np.zeros(5)
+        hyper[[HYPER_C, HYPER_DECAY, HYPER_GAMMA, HYPER_TAU, HYPER_TOL]] = self._hyper
         codes = np.array([self.fit_intercept, self._skip], dtype=np.int64)
         work = MORESWork(*python_function(_mores_scratch)(scratch, D, m), hyper=hyper, codes=codes)
         if self.coverage is None:
@@ -421,6 +480,9 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         self._blocks = (s.W.base, s.counts, w.x.base, w.hyper, w.codes)
         interval = getattr(s, "interval", None)
         self._I = interval
+        if self._arith32:  # learn_one's float32 y and prediction
+            self._y32 = np.zeros(self._m, np.float32)
+            self._out32 = np.zeros(self._m, np.float32)
         if interval is not None:
             self._IBS = interval.base  # (m, IB_SIZE): output j's block is row j
             self._band = self._IBS[:, N_INTERVAL + N_IHYPER:]  # (m, 3): learn_one's bands
@@ -464,7 +526,10 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         xr = self._row(x)
         yr = self._target(y)
         out = np.empty(self._m, dtype=np.float64)
-        status = _mores_learn_one(xr, yr, out, *self._blocks)
+        if self._arith32:
+            status = mores32_learn_one_wide(xr, yr, out, *self._blocks, self._y32, self._out32)
+        else:
+            status = _mores_learn_one(xr, yr, out, *self._blocks)
         if status != OK and not self._skip:
             raise ValueError(self._invalid_message(xr, y, "sample"))
         if self._I is None:
@@ -475,6 +540,14 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         return self._band.copy() if interval else out
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
+        if self._arith32:
+            # Targets and predictions in float32, as an export's C caller passes them.
+            with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
+                Y32 = Y.astype(np.float32)
+            out32 = np.empty(out.shape, np.float32)
+            bad = mores32_learn_many(X, Y32, out32, *self._blocks)
+            out[:] = out32
+            return bad
         if self._I is None:
             return _mores_learn_many(X, Y, out, *self._blocks)
         n = X.shape[0]
@@ -531,6 +604,9 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
             {"n_features": 3, "n_outputs": 2, "decay": 1.0, "fit_intercept": False, "C": 5.0},
             {"n_features": 5, "n_outputs": 2, "gamma": 0.0, "tau": 10.0, "dtype": "float32"},
             {"n_features": 3, "n_outputs": 2, "coverage": 0.9},  # calibrated intervals
+            {"n_features": 4, "n_outputs": 3, "dtype": "float32", "arithmetic": "float32"},
+            {"n_features": 3, "n_outputs": 2, "decay": 1.0, "fit_intercept": False, "C": 5.0,
+             "dtype": "float32", "arithmetic": "float32"},
         ]
 
 
@@ -540,9 +616,6 @@ class _LinearMultiOutput(_MultiOutput):
     _kind: int
     _C: float
     epsilon: float
-
-    #: Whether the model computes in float32 only (``arithmetic="float32"``).
-    _arith32 = False
 
     def _init_arithmetic(self, arithmetic: str) -> None:
         """Validate ``arithmetic``; for "float32", C and epsilon rounded to float32
@@ -620,20 +693,6 @@ class _LinearMultiOutput(_MultiOutput):
         out[:] = out32
         return bad
 
-    def predict_one(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
-        if not self._arith32:
-            return super().predict_one(x, out)
-        out = self._prediction_out(out)
-        mo32_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
-        return out
-
-    predict_one.__doc__ = _MultiOutput.predict_one.__doc__
-
-    def _predict_block(self, X, out):  # type: ignore[override]
-        if self._arith32:
-            mo32_predict_many(X, self.fit_intercept, self._state.W, out)
-        else:
-            _mo_predict_many(X, self.fit_intercept, self._state.W, out)
 
 
 class SOMOR(_LinearMultiOutput):
