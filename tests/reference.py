@@ -545,6 +545,353 @@ def pa_reference(X, Y, variant, C, epsilon, fit_intercept=True):
     return np.array(Ws), np.array(preds)
 
 
+class MORESFloat32Reference:
+    """MORES' float32-only arithmetic, one NumPy float32 scalar operation at a time
+    (IEEE single, correctly rounded, like the FPU): the step of docs/design/mores.md
+    with every sum in index order, one row at a time.
+
+    Per sample (x with its constant 1 when fitting an intercept): x^T x, y^T y and
+    yhat = W^T x must be finite. Then M = mu M + x x^T, N = mu N + x y^T,
+    Q = mu Q + y y^T; the W-step: Omega^-1 = K K^T (Cholesky), K^T S K = V^T diag(s) V
+    (cyclic Jacobi), G = K V^T, R = W_{t-1} (Omega G) + N (C S G), M = Q_h T Q_h^T
+    (Householder, Golub & Van Loan 8.3.1), y_j = Q_h (I + C s_j T)^-1 Q_h^T r_j (LDL^T
+    of the tridiagonal without pivoting), W = Y G^T; the S-step with
+    E = W^T (M W - N) - N^T W + Q clipped PSD by Jacobi unless E - 100 m^2 tol ||E||_F I
+    has a Cholesky factor; the Omega-step with D = W - W_{t-1}; the inverses through
+    L^-1 (S^-1 = (gamma S^-1 + C/2 E + tau I) / (gamma + tau), its inverse
+    L^-T L^-1, and so for Omega). A step that leaves any value non-finite is undone.
+    ``learn(x, y)`` returns (prediction, learnt).
+    """
+
+    NAMES = ("W", "Om", "Om_inv", "S", "S_inv", "M", "N", "Q")
+
+    def __init__(self, D, m, C, mu, gamma, tau, tol, intercept):
+        f = np.float32
+        self.C, self.mu, self.gamma, self.tau, self.tol = f(C), f(mu), f(gamma), f(tau), f(tol)
+        self.intercept = intercept
+        self.W = np.zeros((D, m), f)
+        self.M = np.zeros((D, D), f)
+        self.N = np.zeros((D, m), f)
+        self.Q = np.zeros((m, m), f)
+        self.Om, self.Om_inv, self.S, self.S_inv = (np.eye(m, dtype=f) for _ in range(4))
+        self.seen = self.skipped = 0
+
+    # -- the routines, one float32 operation at a time
+    @staticmethod
+    def _cholesky(A, shift, floor, stop):
+        """Lower L with L L^T = A - shift I; a pivot not above floor: None if stop, else floor."""
+        f = np.float32
+        n = A.shape[0]
+        L = np.zeros_like(A)
+        for j in range(n):
+            d = f(A[j, j] - shift)
+            for k in range(j):
+                d = f(d - f(L[j, k] * L[j, k]))
+            if not d > floor:
+                if stop:
+                    return None
+                d = floor
+            L[j, j] = np.sqrt(d)
+            inv = f(f(1) / L[j, j])
+            for i in range(j + 1, n):
+                acc = A[i, j]
+                for k in range(j):
+                    acc = f(acc - f(L[i, k] * L[j, k]))
+                L[i, j] = f(acc * inv)
+        return L
+
+    @classmethod
+    def _spd_inverse(cls, A, floor):
+        """A^-1 = L^-T L^-1 (L^-1 by forward substitution), exactly symmetric."""
+        f = np.float32
+        n = A.shape[0]
+        L = cls._cholesky(A, f(0), floor, False)
+        X = np.zeros_like(A)
+        for i in range(n):
+            X[i, i] = f(f(1) / L[i, i])
+            for k in range(i):
+                for j in range(k + 1):
+                    X[i, j] = f(X[i, j] - f(L[i, k] * X[k, j]))
+            for j in range(i):
+                X[i, j] = f(X[i, j] * X[i, i])
+        out = np.zeros_like(A)
+        for i in range(n):
+            for j in range(i, n):
+                acc = f(0)
+                for k in range(j, n):
+                    acc = f(acc + f(X[k, i] * X[k, j]))
+                out[i, j] = out[j, i] = acc
+        return out
+
+    def _jacobi(self, A):
+        """Cyclic Jacobi: A diagonalised in place (threshold tol ||A||_F), V's rows rotated."""
+        f = np.float32
+        n = A.shape[0]
+        V = np.eye(n, dtype=f)
+        frob = f(0)
+        for i in range(n):
+            for j in range(n):
+                frob = f(frob + f(A[i, j] * A[i, j]))
+        frob = np.sqrt(frob)
+        thr = f(self.tol * frob)
+        if not frob > 0:
+            return V
+        for _ in range(30):
+            rotated = False
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    apq = A[p, q]
+                    if abs(apq) <= thr:
+                        continue
+                    rotated = True
+                    app, aqq = A[p, p], A[q, q]
+                    theta = f(f(aqq - app) / f(f(2) * apq))
+                    if abs(theta) > f(1e18):
+                        t = f(f(0.5) / theta)
+                    else:
+                        t = f(f(1) / f(abs(theta) + np.sqrt(f(f(1) + f(theta * theta)))))
+                        t = -t if theta < 0 else t
+                    c = f(f(1) / np.sqrt(f(f(1) + f(t * t))))
+                    s = f(t * c)
+                    for k in range(n):
+                        if k in (p, q):
+                            continue
+                        akp, akq = A[p, k], A[q, k]
+                        A[p, k] = A[k, p] = f(f(c * akp) - f(s * akq))
+                        A[q, k] = A[k, q] = f(f(s * akp) + f(c * akq))
+                    A[p, p] = f(app - f(t * apq))
+                    A[q, q] = f(aqq + f(t * apq))
+                    A[p, q] = A[q, p] = f(0)
+                    for k in range(n):
+                        vp, vq = V[p, k], V[q, k]
+                        V[p, k] = f(f(c * vp) - f(s * vq))
+                        V[q, k] = f(f(s * vp) + f(c * vq))
+            if not rotated:
+                break
+        return V
+
+    @staticmethod
+    def _tridiagonalize(M):
+        """Householder vectors (rows of A), betas, diagonal and off-diagonal of T."""
+        f = np.float32
+        n = M.shape[0]
+        A = np.triu(M).astype(f)
+        diag, off, beta, p = (np.zeros(n, f) for _ in range(4))
+        for k in range(n - 2):
+            diag[k] = A[k, k]
+            x0 = A[k, k + 1]
+            ss = f(0)
+            for i in range(k + 2, n):
+                ss = f(ss + f(A[k, i] * A[k, i]))
+            if ss == 0:
+                beta[k], off[k] = f(0), x0
+                continue
+            nrm = np.sqrt(f(f(x0 * x0) + ss))
+            alpha = -nrm if x0 >= 0 else nrm
+            off[k] = alpha
+            A[k, k + 1] = f(x0 - alpha)
+            b = f(f(1) / f(nrm * f(nrm + abs(x0))))
+            beta[k] = b
+            v = A[k]
+            p[k + 1:] = 0
+            for r in range(k + 1, n):  # p = b A22 v, A22 from its upper triangle, row by row
+                acc = f(A[r, r] * v[r])
+                vr = f(b * v[r])
+                for i in range(r + 1, n):
+                    acc = f(acc + f(A[r, i] * v[i]))
+                    p[i] = f(p[i] + f(vr * A[r, i]))
+                p[r] = f(p[r] + f(b * acc))
+            pv = f(0)
+            for i in range(k + 1, n):
+                pv = f(pv + f(p[i] * v[i]))
+            h = f(f(f(0.5) * b) * pv)
+            for i in range(k + 1, n):
+                p[i] = f(p[i] - f(h * v[i]))
+            for i in range(k + 1, n):  # A22 -= v w^T + w v^T, upper triangle
+                for j in range(i, n):
+                    A[i, j] = f(A[i, j] - f(f(v[i] * p[j]) + f(p[i] * v[j])))
+        if n >= 2:
+            diag[n - 2], off[n - 2] = A[n - 2, n - 2], A[n - 2, n - 1]
+        diag[n - 1] = A[n - 1, n - 1]
+        return A, beta, diag, off
+
+    @staticmethod
+    def _reflect(A, beta, R, transpose):
+        """R <- Q^T R (transpose) or Q R, Q = H_0 ... H_{n-3}, H_k = I - beta_k v_k v_k^T."""
+        f = np.float32
+        n, m = R.shape
+        for kk in range(n - 2):
+            k = kk if transpose else n - 3 - kk
+            if beta[k] == 0:
+                continue
+            for j in range(m):
+                t = f(0)
+                for i in range(k + 1, n):
+                    t = f(t + f(A[k, i] * R[i, j]))
+                t = f(t * beta[k])
+                for i in range(k + 1, n):
+                    R[i, j] = f(R[i, j] - f(A[k, i] * t))
+
+    @staticmethod
+    def _tridiagonal_solve(diag, off, c, R):
+        """R[:, j] <- (I + c_j T)^-1 R[:, j]: LDL^T elimination, no pivoting."""
+        f = np.float32
+        n, m = R.shape
+        piv = np.zeros_like(R)
+        for j in range(m):
+            piv[0, j] = f(f(1) + f(c[j] * diag[0]))
+            for i in range(1, n):
+                e = f(c[j] * off[i - 1])
+                g = f(e / piv[i - 1, j])
+                piv[i, j] = f(f(f(1) + f(c[j] * diag[i])) - f(g * e))
+                R[i, j] = f(R[i, j] - f(g * R[i - 1, j]))
+            R[n - 1, j] = f(R[n - 1, j] / piv[n - 1, j])
+            for i in range(n - 2, -1, -1):
+                R[i, j] = f(f(R[i, j] - f(f(c[j] * off[i]) * R[i + 1, j])) / piv[i, j])
+
+    @staticmethod
+    def _product(A, B):
+        """A B, each entry summed in index order from 0."""
+        f = np.float32
+        out = np.zeros((A.shape[0], B.shape[1]), f)
+        for i in range(A.shape[0]):
+            for j in range(B.shape[1]):
+                acc = f(0)
+                for k in range(A.shape[1]):
+                    acc = f(acc + f(A[i, k] * B[k, j]))
+                out[i, j] = acc
+        return out
+
+    # -- the step
+    def learn(self, x, y):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            ok, yhat = self._step(np.asarray(x, np.float32),
+                                  np.asarray(y, np.float64).astype(np.float32))
+        if ok:
+            self.seen += 1
+        else:
+            self.skipped += 1
+        return yhat, ok
+
+    def _step(self, x, y):
+        f = np.float32
+        D, m = self.W.shape
+        xa = np.concatenate([x, [f(1)]]).astype(f) if self.intercept else x
+        xx = yy = f(0)
+        for v in xa:
+            xx = f(xx + f(v * v))
+        for v in y:
+            yy = f(yy + f(v * v))
+        yhat = np.zeros(m, f)
+        for j in range(m):
+            for k in range(D):
+                yhat[j] = f(yhat[j] + f(xa[k] * self.W[k, j]))
+        if not (np.isfinite(xx) and np.isfinite(yy) and np.isfinite(yhat).all()):
+            return False, yhat
+        before = {n: getattr(self, n).copy() for n in self.NAMES}
+        self._update(xa, y)
+        if all(np.isfinite(getattr(self, n)).all() for n in self.NAMES):
+            return True, yhat
+        for n, v in before.items():
+            setattr(self, n, v)
+        return False, yhat
+
+    def _update(self, x, y):
+        f = np.float32
+        C, mu, gamma, tau = self.C, self.mu, self.gamma, self.tau
+        D, m = self.W.shape
+        floor = f(1e-12)
+        for i in range(D):
+            for j in range(D):
+                self.M[i, j] = f(f(mu * self.M[i, j]) + f(x[i] * x[j]))
+            for j in range(m):
+                self.N[i, j] = f(f(mu * self.N[i, j]) + f(x[i] * y[j]))
+        for i in range(m):
+            for j in range(m):
+                self.Q[i, j] = f(f(mu * self.Q[i, j]) + f(y[i] * y[j]))
+        M, N, Q = self.M, self.N, self.Q
+        # W-step
+        W0 = self.W.copy()
+        K = self._cholesky(self.Om_inv, f(0), floor, False)
+        B = self._product(K.T, self._product(self.S, K))
+        B = np.triu(B) + np.triu(B, 1).T  # the upper triangle, mirrored
+        V = self._jacobi(B)
+        s = np.diag(B).copy()
+        G = self._product(K, V.T)
+        H1 = self._product(self.Om, G)
+        CS = (C * self.S).astype(f)
+        H2 = self._product(CS, G)
+        R = np.zeros((D, m), f)
+        for k in range(D):
+            for j in range(m):
+                acc = f(0)
+                for i in range(m):
+                    acc = f(acc + f(f(W0[k, i] * H1[i, j]) + f(N[k, i] * H2[i, j])))
+                R[k, j] = acc
+        A, beta, diag, off = self._tridiagonalize(M)
+        self._reflect(A, beta, R, True)
+        self._tridiagonal_solve(diag, off, (C * s).astype(f), R)
+        self._reflect(A, beta, R, False)
+        W = self._product(R, G.T)
+        self.W = W
+        # S-step: E = W^T (M W - N) - N^T W + Q
+        R1 = np.zeros((D, m), f)
+        for k in range(D):
+            for j in range(m):
+                acc = f(-N[k, j])
+                for i in range(D):
+                    acc = f(acc + f(M[k, i] * W[i, j]))
+                R1[k, j] = acc
+        E = np.zeros((m, m), f)
+        for i in range(m):
+            for j in range(i, m):
+                acc = Q[i, j]
+                for k in range(D):
+                    acc = f(acc + f(f(W[k, i] * R1[k, j]) - f(N[k, i] * W[k, j])))
+                E[i, j] = E[j, i] = acc
+        frob = f(0)
+        for v in E.reshape(-1):
+            frob = f(frob + f(v * v))
+        shift = f(f(f(f(100) * f(m * m)) * self.tol) * np.sqrt(frob))
+        certain = shift > 0 and self._cholesky(E, shift, f(0), True) is not None
+        if not certain:
+            B = E.copy()
+            V = self._jacobi(B)
+            lam = np.diag(B)
+            if (lam < 0).any():
+                for i in range(m):
+                    for j in range(i, m):
+                        acc = f(0)
+                        for k in range(m):
+                            if lam[k] > 0:
+                                acc = f(acc + f(f(lam[k] * V[k, i]) * V[k, j]))
+                        E[i, j] = E[j, i] = acc
+        g = f(f(1) / f(gamma + tau))
+        hc = f(f(0.5) * C)
+        for i in range(m):
+            for j in range(m):
+                v = f(f(gamma * self.S_inv[i, j]) + f(hc * E[i, j]))
+                if i == j:
+                    v = f(v + tau)
+                self.S_inv[i, j] = f(v * g)
+        self.S = self._spd_inverse(self.S_inv, floor)
+        # Omega-step: D = W - W_{t-1}
+        Dw = (W - W0).astype(f)
+        for i in range(m):
+            for j in range(i, m):
+                acc = f(0)
+                for k in range(D):
+                    acc = f(acc + f(Dw[k, i] * Dw[k, j]))
+                E[i, j] = E[j, i] = acc
+        for i in range(m):
+            for j in range(m):
+                v = f(f(gamma * self.Om_inv[i, j]) + f(f(0.5) * E[i, j]))
+                if i == j:
+                    v = f(v + tau)
+                self.Om_inv[i, j] = f(v * g)
+        self.Om = self._spd_inverse(self.Om_inv, floor)
+
+
 # ----------------------------------------------------------------------------
 # Selective sampling with switch detection (docs/algorithms/selective.md)
 # ----------------------------------------------------------------------------
