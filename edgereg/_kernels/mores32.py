@@ -27,6 +27,11 @@ arithmetic). Accuracy against float64: docs/design/float32.md ("MORES").
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from .._jit import inline_kernel, kernel, recompile_with
 from . import dfop32 as _dfop32_module
@@ -47,8 +52,6 @@ from .mores import (
     INVALID,
     OK,
     _all_finite,
-    _mores_scratch,
-    _mores_views,
     _update_statistics,
 )
 from .pa32 import _load_and_predict32
@@ -63,6 +66,78 @@ _THETA_BIG = np.float32(1e18)
 #: ``mores._PIVOT_FLOOR`` and ``mores._PSD_MARGIN`` in float32.
 _PIVOT_FLOOR32 = np.float32(1e-12)
 _PSD_MARGIN32 = np.float32(100.0)
+
+
+# ------------------------------------------------------------- the blocks' views
+@intrinsic
+def _view(typingctx, a, shape):
+    """The 1-D C-contiguous ``a`` seen as a C-contiguous array of ``shape`` (a tuple
+    of ints), sharing its memory: numba's ``reshape`` without its size check, which
+    numba compiles as a comparison of an unsigned and a signed integer *in double*
+    (two int-to-double conversions and a double compare: soft-double calls on a
+    single-precision FPU). Every view below is of a slice of exactly prod(shape)
+    entries."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"
+            and isinstance(shape, types.BaseTuple)
+            and all(isinstance(t, types.Integer) for t in shape)):
+        return None
+    ndim = len(shape)
+    ret = types.Array(a.dtype, ndim, "C")
+
+    def codegen(context, builder, signature, args):
+        src = make_array(signature.args[0])(context, builder, args[0])
+        dims = [context.cast(builder, v, t, types.intp)
+                for v, t in zip(cgutils.unpack_tuple(builder, args[1], ndim), shape, strict=True)]
+        strides = [src.itemsize] * ndim
+        for i in range(ndim - 2, -1, -1):
+            strides[i] = builder.mul(strides[i + 1], dims[i + 1])
+        out = make_array(ret)(context, builder)
+        populate_array(out, data=src.data, shape=dims, strides=strides, itemsize=src.itemsize,
+                       meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, ret, out._getvalue())
+
+    return ret(a, shape), codegen
+
+
+@inline_kernel
+def _views32(A, D, m):
+    """``mores._mores_views`` through ``_view``: W, Omega, Omega^-1, S, S^-1, M, N, Q
+    (the same offsets; ``mores_learnt_size`` checks the total)."""
+    Dm = D * m
+    mm = m * m
+    W = _view(A[:Dm], (D, m))
+    o = Dm
+    Om = _view(A[o:o + mm], (m, m))
+    Om_inv = _view(A[o + mm:o + 2 * mm], (m, m))
+    S = _view(A[o + 2 * mm:o + 3 * mm], (m, m))
+    S_inv = _view(A[o + 3 * mm:o + 4 * mm], (m, m))
+    o += 4 * mm
+    M = _view(A[o:o + D * D], (D, D))
+    o += D * D
+    N = _view(A[o:o + Dm], (D, m))
+    Q = _view(A[o + Dm:o + Dm + mm], (m, m))
+    return W, Om, Om_inv, S, S_inv, M, N, Q
+
+
+@inline_kernel
+def _scratch32(work, D, m):
+    """``mores._mores_scratch`` through ``_view``: x, DD, D4, W3, M7, m2, undo."""
+    Dm = D * m
+    mm = m * m
+    x = work[:D]
+    o = D
+    DD = _view(work[o:o + D * D], (D, D))
+    o += D * D
+    D4 = _view(work[o:o + 4 * D], (4, D))
+    o += 4 * D
+    W3 = _view(work[o:o + 3 * Dm], (3, D, m))
+    o += 3 * Dm
+    M7 = _view(work[o:o + 7 * mm], (7, m, m))
+    o += 7 * mm
+    m2 = _view(work[o:o + 2 * m], (2, m))
+    o += 2 * m
+    undo = work[o:o + D * D + Dm + 5 * mm]
+    return x, DD, D4, W3, M7, m2, undo
 
 
 # ------------------------------------------- eigen.py's and linalg.py's, float32
@@ -606,8 +681,13 @@ def mores32_learn_many(X, Y, out, A, counts, work, hyper, codes):
     skip = codes[CODE_SKIP] != 0
     D = X.shape[1] + int(intercept)
     m = Y.shape[1]
-    W, Om, Om_inv, S, S_inv, M, N, Q = _mores_views(A, D, m)
-    wx, wDD, wD, wDm, wmm, wm, undo = _mores_scratch(work, D, m)
+    # The views do not check their slices: blocks shorter than mores.py's layout
+    # (``mores_learnt_size``, ``mores_scratch_size``) are refused, nothing read.
+    if A.shape[0] < 2 * D * m + 5 * m * m + D * D or \
+            work.shape[0] < 5 * D + 2 * D * D + 4 * D * m + 12 * m * m + 2 * m:
+        return 0
+    W, Om, Om_inv, S, S_inv, M, N, Q = _views32(A, D, m)
+    wx, wDD, wD, wDm, wmm, wm, undo = _scratch32(work, D, m)
     C = _narrow(hyper, HYPER_C)
     mu = _narrow(hyper, HYPER_DECAY)
     gamma = _narrow(hyper, HYPER_GAMMA)
@@ -631,9 +711,8 @@ def mores32_learn_many(X, Y, out, A, counts, work, hyper, codes):
 def mores32_learn_one(x, y, out, A, counts, work, hyper, codes):
     """One float32 step on (x, y) (float32 x, y, out): ``mores32_learn_many`` on
     the one row (views, no copy). Returns OK, or INVALID when refused and not skipped."""
-    first_bad = mores32_learn_many(x.reshape((1, x.shape[0])), y.reshape((1, y.shape[0])),
-                                   out.reshape((1, out.shape[0])), A, counts, work, hyper,
-                                   codes)
+    first_bad = mores32_learn_many(_view(x, (1, x.shape[0])), _view(y, (1, y.shape[0])),
+                                   _view(out, (1, out.shape[0])), A, counts, work, hyper, codes)
     return OK if first_bad < 0 else INVALID
 
 

@@ -418,8 +418,12 @@ def linear_family(model: Any) -> Family:
 def mores_family(model: Any) -> Family:
     """MORES (m outputs): ``_mores_learn_one`` / ``_mores_learn_many`` over its five
     blocks A (every learnt matrix), counts, scratch, hyper, codes. Its decay is
-    a constant: learn_many's n_mu must be 0."""
+    a constant: learn_many's n_mu must be 0. With ``arithmetic="float32"`` the
+    kernels of ``_kernels/mores32.py`` (and pa32.py's prediction), y, yhat, Y, mu
+    and out float in C (no double anywhere)."""
     from .._kernels import mores as k
+    from .._kernels import mores32 as k32
+    from .._kernels import pa32
 
     s, w = model._state, model._work
     arrays = dict(zip(("A", "counts", "scratch", "hyper", "codes"), model._blocks, strict=True))
@@ -443,8 +447,14 @@ def mores_family(model: Any) -> Family:
     D, m, d = model._D, model._m, model.n_features
     nA, nS, nh, nc = (arrays[n].size for n in ("A", "scratch", "hyper", "codes"))
     intercept_code = family.codes["CODE_INTERCEPT"]
-    learn_one_kernel, learn_many_kernel = k._mores_learn_one, k._mores_learn_many
-    predict_kernel = k._mo_predict_one
+    arith32 = model._arith32
+    if arith32:
+        family.io = np.dtype(np.float32)
+        learn_one_kernel, learn_many_kernel = k32.mores32_learn_one, k32.mores32_learn_many
+        predict_kernel = pa32.mo32_predict_one
+    else:
+        learn_one_kernel, learn_many_kernel = k._mores_learn_one, k._mores_learn_many
+        predict_kernel = k._mo_predict_one
 
     def views(Ap, Cp, Sp, Hp, Kp):
         return (carray(Ap, (nA,)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Hp, (nh,)),
@@ -469,20 +479,30 @@ def mores_family(model: Any) -> Family:
                                           carray(outp, (n, m)), A, counts, scratch, hyper,
                                           codes))
 
+    if arith32:  # without reshape's size check, a comparison in double (mores32._view)
+        def weights(A):
+            return k32._view(A[: D * m], (D, m))
+    else:
+        def weights(A):
+            return A[: D * m].reshape((D, m))
+
+    weights = njit(inline="always", **SHIM_OPTIONS)(weights)
+
     def predict_one(Ap, Cp, Sp, Hp, Kp, xp, yhat_p):
         A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
-        W = A[: D * m].reshape((D, m))  # the first of the learnt block's views
+        W = weights(A)  # the first of the learnt block's views
         predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
         return np.int64(0)
 
     T = _numba_float(model.dtype)
     pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
+    pY = types.CPointer(types.float32 if arith32 else types.float64)  # y, yhat, Y, mu, out
     blocks = (pT, pi, pT, pd, pi)
     family.functions = {
-        "learn_one": (learn_one, types.int64(*blocks, pT, pd, pd)),
-        "learn_many": (learn_many, types.int64(*blocks, pT, pd, types.int64, pd, types.int64,
-                                               pd)),
-        "predict_one": (predict_one, types.int64(*blocks, pT, pd)),
+        "learn_one": (learn_one, types.int64(*blocks, pT, pY, pY)),
+        "learn_many": (learn_many, types.int64(*blocks, pT, pY, types.int64, pY, types.int64,
+                                               pY)),
+        "predict_one": (predict_one, types.int64(*blocks, pT, pY)),
     }
     return family
 
