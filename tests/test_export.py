@@ -146,6 +146,9 @@ _MODELS = {
     "mores-float64": lambda: edgereg.MORES(6, 3, on_invalid="skip"),
     "mores-float32": lambda: edgereg.MORES(6, 2, decay=0.95, dtype="float32",
                                            fit_intercept=False, on_invalid="skip"),
+    # float32 only (y, yhat, Y, out float in C): no soft double on a single-precision FPU.
+    "mores-float32-only": lambda: edgereg.MORES(6, 3, decay=0.95, dtype="float32",
+                                                arithmetic="float32", on_invalid="skip"),
     # forgetting="auto": the window of 4 members (and its scout) moves every 32 learnt rows.
     "bank-float64": lambda: edgereg.DFOP(6, "auto", on_invalid="skip"),
     "bank-float32-classification": lambda: edgereg.DFOP(6, "auto", dtype="float32",
@@ -191,7 +194,8 @@ _TARGET_MODELS = {
     "armv6hf": ["float64", "float32"],
     "cortex-m4f": ["float64", "float32-only", "float32-only-classification", "pa2-float32",
                    "somor-float32", "pa2-float32-only", "somor-float32-only",
-                   "mores-float32", "norma-rbf-float32-only", "bank-float64"],
+                   "mores-float32", "mores-float32-only", "norma-rbf-float32-only",
+                   "bank-float64"],
     "cortex-m7": ["float32", "float32-only"],
     "cortex-m0plus": ["float32", "float32-only"],
     "riscv32-imac": ["float64", "float32", "float32-only", "norma-rbf-float64"],
@@ -276,7 +280,7 @@ def test_a_float32_export_needs_no_soft_double(request, label, target):
         pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 with the toolchains")
     row = request.getfixturevalue("results")[(label, target)]
     assert not [s for s in row["undefined"] if _SOFT_DOUBLE.fullmatch(s)], row["undefined"]
-    if label.startswith("norma"):  # its exp is the kernels' own, its sqrt the FPU's, t int32
+    if label.startswith(("norma", "mores")):  # exp the kernels' own (NORMA), sqrt the FPU's
         assert not [s for s in row["undefined"] if re.fullmatch(r"(sqrt|exp)f?|__aeabi_l2f", s)], \
             row["undefined"]
 
@@ -288,7 +292,7 @@ def test_a_float32_export_of_a_class_computes_in_float32_only():
     assert _model(edgereg.RLS, 6, "float32", {})._arith32
     assert not _model("DFOP", 6, "float32", {"arithmetic": "auto"})._arith32
     assert not _model("DFOP", 6, None, {})._arith32
-    for cls in ("PARegressor", edgereg.SOMOR):
+    for cls in ("PARegressor", edgereg.SOMOR, "MORES"):
         assert _model(cls, 6, "float32", {"n_outputs": 2})._arith32
         assert not _model(cls, 6, "float32", {"n_outputs": 2, "arithmetic": "auto"})._arith32
         assert not _model(cls, 6, None, {"n_outputs": 2})._arith32
