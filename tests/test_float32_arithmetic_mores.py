@@ -5,7 +5,10 @@ against the float64 model on a long drifting stream (docs/design/float32.md, "MO
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -182,3 +185,48 @@ def test_long_runs_follow_the_float64_model(decay):
         assert err < 1e-3, (start, err)
         assert err < 10 * max(err32, 1e-6), (start, err, err32)
     assert models["32only"].state.counts[1] == 0
+
+
+_IR_SCRIPT = r"""
+import json, re
+import numpy as np
+import edgereg
+from edgereg._kernels import mores32 as k
+
+X = np.random.default_rng(0).normal(size=(10, 3))
+Y = np.random.default_rng(1).normal(size=(10, 2))
+for params in ({}, {"fit_intercept": False, "decay": 1.0}):
+    model = edgereg.MORES(3, 2, dtype="float32", arithmetic="float32", **params)
+    model.learn_many(X, Y)
+    model.learn_one(X[0], Y[0])
+    x32, y32 = X[0].astype(np.float32), Y[0].astype(np.float32)
+    k.mores32_learn_one(x32, y32, np.zeros(2, np.float32), *model._blocks)
+checked, bad = [], []
+for name in dir(k):
+    fn = getattr(k, name)
+    if not hasattr(fn, "inspect_llvm") or name == "mores32_learn_one_wide":
+        continue
+    for sig in fn.signatures:
+        ir = fn.inspect_llvm(sig)
+        for m in re.finditer(r'^define [^@]*@"?([^"(]+)"?\(.*?^}', ir, re.M | re.S):
+            if m.group(1).startswith(("cpython.", "cfunc.", "_ZN7cpython")):
+                continue
+            checked.append(name)
+            bad += [(name, line.strip()) for line in m.group(0).splitlines()
+                    if re.search(r"double|fpext", line)]
+print(json.dumps({"checked": sorted(set(checked)), "bad": bad[:20]}))
+"""
+
+
+@jit_only
+def test_the_kernels_ir_has_no_double(tmp_path):
+    """The compiled float32 kernels form no double: no double type, no fpext (so no
+    soft-double helper on a single-precision FPU), compiled in an empty cache (numba
+    keeps no IR of cached code), numba's Python wrappers aside."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _IR_SCRIPT], env=env, capture_output=True,
+                          text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"mores32_learn_one", "mores32_learn_many", "_mores_step32", "_jacobi_eigh32",
+            "_tridiagonalize32", "_spd_inverse32"} <= set(found["checked"]), found["checked"]
+    assert not found["bad"], found["bad"]
