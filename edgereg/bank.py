@@ -47,6 +47,14 @@ from ._kernels.bank import (
     bank_size,
     member_index,
 )
+from ._kernels.bank32 import (
+    ERROR_LIMIT32,
+    LIMIT32,
+    bank32_learn_many,
+    bank32_learn_one_packed,
+    bank32_predict_many,
+    bank32_predict_one,
+)
 from ._kernels.dfop import CODE_PERIOD, HYPER_MU, LEARNT_COUNTS, LEARNT_FORGOTTEN, _packed_views
 from ._kernels.fleet import (
     _fleet_bank_learn_many,
@@ -55,7 +63,15 @@ from ._kernels.fleet import (
     _fleet_bank_predict_one,
 )
 from ._validate import check_dtype, check_float, check_int, check_on_invalid
-from .dfop import DFOP, dfop_constants, init_dfop_parameters, init_interval, refresh_period
+from .dfop import (
+    _ARITHMETICS,
+    _FLOAT32_TINY,
+    DFOP,
+    dfop_constants,
+    init_dfop_parameters,
+    init_interval,
+    refresh_period,
+)
 from .fleet import Fleet
 
 __all__ = ["DFOPBank", "FleetBank", "DEFAULT_LATTICE", "DEFAULT_MEMBERS", "DEFAULT_GRID",
@@ -226,7 +242,7 @@ def _stacked(rows: np.ndarray, view: np.ndarray) -> np.ndarray:
 
 
 def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int,
-                scout: int = 0) -> list[tuple[str, str]]:
+                scout: int = 0, arith32: bool = False) -> list[tuple[str, str]]:
     """(field, reason) for every invariant one bank's state breaks (none: usable).
 
     A window within the lattice; every member's DFOP invariants
@@ -258,16 +274,19 @@ def bank_faults(s: DFOPBankState, lattice: tuple[float, ...], d: int,
         faults.append(("losses", f"hold values outside 0..{LOSS_CAP:g} (averages of capped "
                                  "losses)"))
     v = s.weights
-    if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < 1e-9):
+    # float32-only arithmetic: K <= 64 weights, each rounded, sum to 1 within 64 * 2 eps32.
+    slack = 1e-4 if arith32 else 1e-9
+    error_limit = float(ERROR_LIMIT32) if arith32 else ERROR_LIMIT
+    if not (np.all(v > 0.0) and abs(float(v.sum()) - 1.0) < slack):
         faults.append(("weights", "are not positive weights of sum 1"))
     count, mean, variance = (float(v) for v in s.scale)
     # The bank's errors enter the scale clipped to ERROR_LIMIT: so is their
     # mean, and their variance within (2 ERROR_LIMIT)^2; beyond, the next
     # update overflows (found by the hostile state-file test: a mean of 5e299).
-    if not (count >= 0.0 and abs(mean) <= ERROR_LIMIT
-            and 0.0 <= variance <= 4.0 * ERROR_LIMIT * ERROR_LIMIT):
+    if not (count >= 0.0 and abs(mean) <= error_limit
+            and 0.0 <= variance <= 4.0 * error_limit * error_limit):
         faults.append(("scale", f"holds count {count!r}, mean {mean!r}, variance {variance!r}: "
-                                f"not the statistics of errors within {ERROR_LIMIT:g}"))
+                                f"not the statistics of errors within {error_limit:g}"))
     return faults
 
 
@@ -361,7 +380,8 @@ class BankModel:
 
     def _state_faults(self, state: NamedTuple) -> list[tuple[str, str]]:  # type: ignore[override]
         faults = OnlineModel._state_faults(self, state)  # type: ignore[arg-type]
-        return faults + bank_faults(state, self._lattice, self._dfop_dimension(), self._scout)  # type: ignore[arg-type, attr-defined]
+        return faults + bank_faults(state, self._lattice, self._dfop_dimension(), self._scout,  # type: ignore[arg-type, attr-defined]
+                                    getattr(self, "_arith32", False))
 
     @classmethod
     def _file_params(cls, params: dict[str, Any]) -> dict[str, Any]:
@@ -427,8 +447,9 @@ class BankModel:
         if not isinstance(x, np.ndarray):  # SparseDFOP's (indices, values)
             x = np.asarray(x[1]) if isinstance(x, tuple) else np.zeros(1)
         values = np.append(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-        if np.all(np.isfinite(values)) and np.any(np.abs(values) > LIMIT):
-            return (f"{where}: a value beyond the bank's range |x_j|, |y| <= {LIMIT:g}. "
+        limit = float(LIMIT32) if getattr(self, "_arith32", False) else LIMIT
+        if np.all(np.isfinite(values)) and np.any(np.abs(values) > limit):
+            return (f"{where}: a value beyond the bank's range |x_j|, |y| <= {limit:g}. "
                     f"The model state is unchanged (use on_invalid='skip' to skip such samples)")
         return message
 
@@ -548,6 +569,7 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         p0: float = 100.0,
         keep_prior: bool = True,
         dtype: Any = "float64",
+        arithmetic: str = "auto",
         on_invalid: str = "raise",
         forgetting_grid: Any = None,
         members: Any = None,
@@ -569,15 +591,52 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         init_dfop_parameters(self, n_features, 0.0, task, p0, keep_prior)
         _init_bank_parameters(self, forgetting_grid, members, learning_rate, share, scout)
         init_interval(self, coverage)
+        self._init_arithmetic(arithmetic)
         self.reset()
 
+    def _init_arithmetic(self, arithmetic: str) -> None:
+        """Validate ``arithmetic``; for "float32", the lattice, p0, eta and alpha
+        rounded to float32 (a value below 1.2e-38 counts as 0), as the kernels of
+        ``_kernels/bank32.py`` read them."""
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        self.arithmetic = arithmetic
+        self._arith32 = arithmetic == "float32"
+        self._bank_constants = (self.p0, self.learning_rate, self.share)
+        if not self._arith32:
+            return
+        if self.dtype != np.float32:
+            raise ValueError("arithmetic='float32' needs dtype='float32'")
+        if self.coverage is not None:
+            raise ValueError("arithmetic='float32' does not support coverage yet")
+        lattice = tuple(_round32(mu) for mu in self._lattice)
+        if not all(mu < 1.0 for mu in lattice) or len(set(lattice)) != len(lattice):
+            raise ValueError(f"forgetting_grid {list(self._lattice)} rounded to float32 "
+                             f"({list(lattice)}) has a factor of 1 or one twice")
+        self._lattice, self._grid = lattice, np.array(lattice)
+        self._bank_constants = (_round32(self.p0), _round32(self.learning_rate),
+                                _round32(self.share))
+        self._target_limit = float(LIMIT32)
+
     def _allocate(self) -> tuple[DFOPBankState, DFOPBankWork]:  # type: ignore[override]
+        p0, eta, share = self._bank_constants
         state, work = _allocate_banks(
-            1, self.n_features, self._lattice, self._K, self.p0, self.dtype, self.keep_prior,
-            self._classify, self._skip, self.learning_rate, self.share, self._scout,
+            1, self.n_features, self._lattice, self._K, p0, self.dtype, self.keep_prior,
+            self._classify, self._skip, eta, share, self._scout,
         )
-        return self._with_interval(DFOPBankState(*(f[0] for f in state)),
-                                   DFOPBankWork(*(f[0] for f in work)))
+        state = DFOPBankState(*(f[0] for f in state))
+        if self._arith32:
+            # The learnt float fields hold float32 values packed in their float64
+            # slots' first half (``_kernels/bank32.py``); the forgotten masses in
+            # the first half of theirs (``_kernels/dfop32.py``).
+            K = self._K
+            state.weights[:] = 0.0
+            weights = state.weights.view(np.float32)[:K]
+            weights[:] = np.float32(1.0) / np.float32(K)
+            state = state._replace(forgotten=state.forgotten.view(np.float32)[:, :1],
+                                   weights=weights, scale=state.scale.view(np.float32)[:3],
+                                   losses=state.losses.view(np.float32)[:K])
+        return self._with_interval(state, DFOPBankWork(*(f[0] for f in work)))
 
     def _bind_state(self) -> None:
         s = self._state
@@ -588,7 +647,8 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         # the state came from: a file, a pickle, or a wrapper's load (DriftAlarm).
         place_members(s, self._work, self._lattice, self._dfop_dimension())
         self._bind_interval()
-        self._learn_one_kernel = FirstCall(self._packed_kernel, self, "_learn_one_kernel")
+        packed = bank32_learn_one_packed if self._arith32 else self._packed_kernel
+        self._learn_one_kernel = FirstCall(packed, self, "_learn_one_kernel")
 
     _packed_kernel = staticmethod(_bank_learn_one)
     _interval_state = DFOPBankIntervalState
@@ -596,20 +656,36 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     # ------------------------------------------------------------ prediction
     def decision_function_one(self, x: Any) -> float:
         """The bank's raw score for one sample."""
+        if self._arith32:
+            return float(bank32_predict_one(self._row(x), self._PW, self._B))
         return _bank_predict_one(self._row(x), self._PW, self._B)
 
     def predict_one(self, x: Any) -> float:
         """Predict one sample (the sign of the score for classification)."""
-        score = _bank_predict_one(self._row(x), self._PW, self._B)
+        score = self.decision_function_one(x)
         if self._classify:
             return 1.0 if score >= 0.0 else -1.0
         return score
 
     def _predict_block(self, X, out):  # type: ignore[override]
+        if self._arith32:
+            out32 = np.empty(X.shape[0], np.float32)
+            bank32_predict_many(X, self._PW, self._B, out32)
+            out[:] = out32
+            return
         _bank_predict_many(X, self._PW, self._B, out)
 
     # --------------------------------------------------------------- learning
     def _learn_block(self, X, Y, out, forgetting=None):  # type: ignore[override]
+        if self._arith32:
+            # Targets and predictions in float32, as an export's C caller passes them;
+            # a target beyond float32 becomes inf: refused.
+            with np.errstate(over="ignore"):
+                Y32 = Y.astype(np.float32)
+            out32 = np.empty(X.shape[0], np.float32)
+            bad = bank32_learn_many(X, Y32, out32, self._PW, self._B)
+            out[:] = out32
+            return bad
         return self._after_block(X, Y, out, _bank_learn_many(X, Y, out, self._PW, self._B))
 
     @classmethod
@@ -619,7 +695,17 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
             {"n_features": 3, "task": "classification"},
             {"n_features": 3, "dtype": "float32", "forgetting_grid": (0.0, 0.01, 0.3)},
             {"n_features": 4, "coverage": 0.9},
+            # float32-only arithmetic (_kernels/bank32.py): the default lattice and a fixed grid
+            {"n_features": 3, "dtype": "float32", "arithmetic": "float32"},
+            {"n_features": 3, "dtype": "float32", "arithmetic": "float32",
+             "task": "classification", "forgetting_grid": (0.0, 0.01, 0.3)},
         ]
+
+
+def _round32(value: float) -> float:
+    """``value`` rounded to float32, 0 below float32's smallest normal (as DFOP's mu)."""
+    rounded = float(np.float32(value))
+    return 0.0 if rounded < _FLOAT32_TINY else rounded
 
 
 def _check_grid(grid: Any) -> tuple[float, ...]:
