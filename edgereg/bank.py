@@ -489,6 +489,14 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         As for :class:`DFOP`; every member has them.
     forgetting : "auto"
         The only value (the bank chooses mu).
+    arithmetic : {"auto", "float32"}, default "auto"
+        ``"float32"`` (with ``dtype="float32"``): every value in float32, the
+        members' steps (as :class:`DFOP`'s ``arithmetic="float32"``) and the
+        aggregate (weights, exp, losses, loss scale, slow losses), so that an
+        export for a single-precision FPU needs no soft-double helper
+        (``_kernels/bank32.py``). The lattice, p0, ``learning_rate`` and
+        ``share`` are rounded to float32; |x_j|, |y| beyond 1e30 are refused.
+        No ``coverage`` with it.
     forgetting_grid : sequence of float, optional
         The lattice of factors, each in [0, 1), distinct, increasing for a
         moving window, 1 to 64 of them. Default (None): ``DEFAULT_LATTICE``
@@ -539,7 +547,8 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
     plus 12 + 3K float64 of the aggregate and the window, two per factor of
     the lattice and the predictions of a chunk of 32 rows per member:
     ``nbytes()``. d = 10, K = 5 (the window of 4 and the scout), the default
-    lattice: 8,680 bytes in float64 (1.3 KB for one DFOP).
+    lattice: 8,680 bytes in float64 (1.3 KB for one DFOP), 6,480 in float32 with either
+    arithmetic (the float32-only one keeps its float32 values in the same slots).
 
     A sample is invalid for the bank (raise or skip, as ``on_invalid``
     says) when any value is NaN, inf or beyond 1e100 in magnitude; a valid
