@@ -154,6 +154,10 @@ _MODELS = {
     "bank-float32-classification": lambda: edgereg.DFOP(6, "auto", dtype="float32",
                                                         task="classification",
                                                         on_invalid="skip"),
+    # float32 only (y, yhat, Y, out float in C): members and aggregate in float32, no
+    # soft double nor libm on a single-precision FPU; the stream moves the window twice.
+    "bank-float32-only": lambda: edgereg.DFOP(6, "auto", dtype="float32", arithmetic="float32",
+                                              on_invalid="skip"),
     # NORMA: a budget of 48 over 300 rows (the ring buffer wraps); the RBF and
     # Laplacian kernels run the kernels' own exp; eta lambda = 0.25 drives the
     # global scale below 2^-64 (renormalised) within the stream.
@@ -195,7 +199,7 @@ _TARGET_MODELS = {
     "cortex-m4f": ["float64", "float32-only", "float32-only-classification", "pa2-float32",
                    "somor-float32", "pa2-float32-only", "somor-float32-only",
                    "mores-float32", "mores-float32-only", "norma-rbf-float32-only",
-                   "bank-float64"],
+                   "bank-float64", "bank-float32-only"],
     "cortex-m7": ["float32", "float32-only"],
     "cortex-m0plus": ["float32", "float32-only"],
     "riscv32-imac": ["float64", "float32", "float32-only", "norma-rbf-float64"],
@@ -285,6 +289,34 @@ def test_a_float32_export_needs_no_soft_double(request, label, target):
             row["undefined"]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("label, target", [("bank-float32-only", "x86_64"),
+                                           ("bank-float32-only", "cortex-m4f")])
+def test_the_float32_only_bank_needs_no_libm(request, label, target):
+    """The float32-only bank's object: its exp is NORMA's polynomial, so neither
+    soft-double helpers nor libm (expf, exp) are undefined in it."""
+    if S.missing_for(target) or not _ASKED:
+        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 with the toolchains")
+    row = request.getfixturevalue("results")[(label, target)]
+    assert not [s for s in row["undefined"] if _SOFT_DOUBLE.fullmatch(s)
+                or s.startswith(("exp", "__exp"))], row["undefined"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("numba").config.DISABLE_JIT, reason="intrinsics")
+def test_the_float32_only_banks_stream_moves_the_window_and_refreshes_the_prior():
+    """What the bank's bit-identity case covers: on the harness's stream the window
+    moves (twice), members refresh their prior, and rows are skipped."""
+    model = _MODELS["bank-float32-only"]()
+    X, Y, _ = S.stream(6, 300)
+    lows = {int(model.state.window[0])}
+    for t in range(300):
+        model.learn_one(X[t].astype(np.float32), Y[t])
+        lows.add(int(model.state.window[0]))
+    assert len(lows) >= 3 and model.n_skipped_ > 0
+    assert np.any(model.state.member_counts[:, 3] != 0)  # a refresh moved the coordinate
+
+
 def test_a_float32_export_of_a_class_computes_in_float32_only():
     from edgereg.export import _model
 
@@ -292,6 +324,8 @@ def test_a_float32_export_of_a_class_computes_in_float32_only():
     assert _model(edgereg.RLS, 6, "float32", {})._arith32
     assert not _model("DFOP", 6, "float32", {"arithmetic": "auto"})._arith32
     assert not _model("DFOP", 6, None, {})._arith32
+    assert _model("DFOPBank", 6, "float32", {})._arith32  # DFOP(d, "auto") as well
+    assert _model("DFOP", 6, "float32", {"forgetting": "auto"})._arith32
     for cls in ("PARegressor", edgereg.SOMOR, "MORES"):
         assert _model(cls, 6, "float32", {"n_outputs": 2})._arith32
         assert not _model(cls, 6, "float32", {"n_outputs": 2, "arithmetic": "auto"})._arith32

@@ -51,10 +51,12 @@ def _signs(out, n):
         out[t] = 1.0 if out[t] >= 0.0 else -1.0
 
 
-def _two_block_family(model: Any, prefix: str, k: Any, forgetting: bool) -> Family:
+def _two_block_family(model: Any, prefix: str, k: Any, forgetting: bool,
+                      state: Any = None) -> Family:
     """The Family of a model over the blocks (PW, B) (DFOP's, the bank's), its
     hyper and codes named by kernel module ``k``; the init image is a freshly
-    reset model's blocks."""
+    reset model's blocks. ``state``: the learnt fields as located (default the
+    model's own)."""
     PW, B = model._PW, model._B
     init = type(model)(**model.get_params())
     return Family(
@@ -64,7 +66,8 @@ def _two_block_family(model: Any, prefix: str, k: Any, forgetting: bool) -> Fami
         task=model.task,
         blocks=[Block("PW", PW.dtype, PW.size, init._PW.reshape(-1).copy()),
                 Block("B", B.dtype, B.size, init._B.copy())],
-        fields=locate_fields({"PW": PW, "B": B}, [(model._state, True), (model._work, False)]),
+        fields=locate_fields({"PW": PW, "B": B}, [(model._state if state is None else state,
+                                                   True), (model._work, False)]),
         hyper={n: float(model._work.hyper[i]) for n, i in index_names(k, "hyper").items()},
         codes={n: int(model._work.codes[i]) for n, i in index_names(k, "codes").items()},
         current={"PW": PW, "B": B},
@@ -674,12 +677,78 @@ def _norma32_functions(family: Family, d: int, tau: int, nC: int, nc: int, nh: i
     return family
 
 
+def bank32_family(model: Any) -> Family:
+    """DFOPBank with ``arithmetic="float32"``: the kernels of ``_kernels/bank32.py``
+    over the bank's blocks (PW, B: A), y, yhat, Y and out float32 in C (no double
+    anywhere: no soft-double helper on a single-precision FPU, no libm). The members'
+    forgotten masses are float32 in the first half of their float64 slots (as
+    DFOP's float32-only arithmetic keeps its own): the header names the slots."""
+    from numpy.lib.stride_tricks import as_strided
+
+    from .._kernels import bank as k
+    from .._kernels import bank32 as k32
+
+    d = model.n_features
+    PW, B = model._PW, model._B
+    f = model._state.forgotten  # float32 (K, 1), every member_stride slots
+    offset = (f.__array_interface__["data"][0] - B.__array_interface__["data"][0]) // 8
+    slots = as_strided(B[offset:], shape=f.shape, strides=(f.strides[0], 8), writeable=False)
+    family = _two_block_family(model, "dfopbank", k, forgetting=False,
+                               state=model._state._replace(forgotten=slots))
+    family.io = np.dtype(np.float32)
+    K, nB = PW.shape[0], B.size
+    classify = model.task == "classification"
+    learn_one_kernel, learn_many_kernel = k32.bank32_learn_one, k32.bank32_learn_many
+    predict_kernel = k32.bank32_predict_one
+
+    def learn_one(PWp, Bp, xp, y, yhat_p):
+        yv = _label_of32(y) if classify else y
+        score = learn_one_kernel(carray(xp, (d,)), yv, carray(PWp, (K, d + 1, d)),
+                                 carray(Bp, (nB,)))
+        carray(yhat_p, (1,))[0] = _sign32(score) if classify else score
+        return np.int64(0 if score == score else 1)  # NaN: refused (OK / INVALID)
+
+    def learn_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp):
+        if n_mu != 0:
+            return np.int64(BAD_LENGTH)
+        out = carray(outp, (n,))
+        Y = carray(Yp, (n,))
+        if classify:
+            for t in range(n):
+                out[t] = _label_of32(Y[t])
+            Y = out
+        first = learn_many_kernel(carray(Xp, (n, d)), Y, out, carray(PWp, (K, d + 1, d)),
+                                  carray(Bp, (nB,)))
+        if classify:
+            for t in range(n):
+                out[t] = _sign32(out[t])
+        return np.int64(first)
+
+    def predict_one(PWp, Bp, xp):
+        score = predict_kernel(carray(xp, (d,)), carray(PWp, (K, d + 1, d)), carray(Bp, (nB,)))
+        return _sign32(score) if classify else score
+
+    f32 = types.float32
+    pw, pb, pf = types.CPointer(f32), types.CPointer(types.float64), types.CPointer(f32)
+    family.functions = {
+        "learn_one": (learn_one, types.int64(pw, pb, pf, f32, pf)),
+        "learn_many": (learn_many, types.int64(pw, pb, pf, pf, types.int64, pf, types.int64,
+                                                pf)),
+        "predict_one": (predict_one, f32(pw, pb, pf)),
+    }
+    return family
+
+
 def bank_family(model: Any) -> Family:
     """DFOPBank (``DFOP(..., forgetting="auto")``): K DFOP members on a moving
     window of forgetting factors, ``_bank_learn_one(x, y, PW, A)`` over DFOP's two
     block names (PW: the members' P and w; B: the bank's block A). Labels as
-    DFOP's; no per-step forgetting (n_mu must be 0): the bank learns its own."""
+    DFOP's; no per-step forgetting (n_mu must be 0): the bank learns its own.
+    With ``arithmetic="float32"``: ``bank32_family``."""
     from .._kernels import bank as k
+
+    if model._arith32:
+        return bank32_family(model)
 
     d = model.n_features
     PW, B = model._PW, model._B
