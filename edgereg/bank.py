@@ -392,6 +392,14 @@ class BankModel:
 
     def _copy_state_in(self, arrays: dict[str, np.ndarray], source: str) -> None:
         arrays = _with_window(arrays, self._K, self._lattice, None)
+        forgotten = arrays.get("forgotten")
+        if getattr(self, "_arith32", False) and forgotten is not None \
+                and np.asarray(forgotten).dtype == np.float64:
+            # The export's blob and edgereg.native's files hold the members' float64
+            # slots, whose first half is the float32 forgotten mass (``_kernels/bank32.py``;
+            # little-endian, as every export target).
+            slots = np.ascontiguousarray(forgotten, dtype="<f8")
+            arrays = {**arrays, "forgotten": slots.view("<f4")[..., ::2].astype(np.float32)}
         super()._copy_state_in(arrays, source)  # type: ignore[misc]
         place_members(self._state, self._bank_work(), self._lattice, self._dfop_dimension())  # type: ignore[attr-defined]
 

@@ -56,10 +56,5 @@ def load_blob(path: Any) -> Any:
             size = int(np.prod(f.shape))  # of the span's slots (a float32 in a float64)
             arrays[f.name] = flat.view(f.dtype.newbyteorder("<"))[:size].astype(
                 f.dtype).reshape(f.shape)
-            own = getattr(model.state, f.name, None)
-            if f.dtype == np.float64 and own is not None and own.dtype == np.float32:
-                # Float32 values in the first half of float64 slots, a field located as
-                # its slots (the float32-only bank's forgotten masses, one per member).
-                arrays[f.name] = arrays[f.name].view(np.float32)[..., ::2].reshape(f.shape)
     model._copy_state_in(arrays, source=source)
     return model
