@@ -53,9 +53,9 @@ import math
 import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
-from numba.np.arrayobj import make_array
+from numba.np.arrayobj import make_array, populate_array
 
-from .._jit import inline_kernel, kernel, recompile_with
+from .._jit import compiled, inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
 from .dfop import (
     CODE_KEEP_PRIOR,
@@ -70,7 +70,6 @@ from .dfop import (
     _scratch_views,
     packed_size,
 )
-from .dtype import scratch_of
 from .prior import _max_variance
 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
@@ -416,6 +415,32 @@ def _untracked_overload(a):
         return lambda a: _untracked(a)
 
 
+@intrinsic
+def _scratch_in(typingctx, work, P):
+    """``dtype.scratch_of(work, P)`` (the float64 scratch seen in P's dtype), made
+    in place: a kernel compiled without NRT (``_bank_step``) refuses a function
+    that returns a new array, as ``scratch_of``'s view."""
+    if not (isinstance(work, types.Array) and isinstance(P, types.Array) and work.ndim == 1):
+        return None
+    if P.dtype == work.dtype:
+        return work(work, P), lambda context, builder, signature, args: args[0]
+    ratio = work.dtype.bitwidth // P.dtype.bitwidth
+    view = types.Array(P.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        src = make_array(signature.args[0])(context, builder, value=args[0])
+        out = make_array(signature.return_type)(context, builder)
+        itemsize = context.get_constant(types.intp, P.dtype.bitwidth // 8)
+        nitems = builder.mul(src.nitems, context.get_constant(types.intp, ratio))
+        populate_array(out, data=builder.bitcast(src.data, out.data.type),
+                       shape=cgutils.pack_array(builder, [nitems]),
+                       strides=cgutils.pack_array(builder, [itemsize]),
+                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+        return out._getvalue()
+
+    return view(work, P), codegen
+
+
 @inline_kernel
 def _member_learn_one(x, y, PW, L, work, hyper, codes):
     """``dfop._dfop_learn_one`` in the bank's step: its body, DFOP's step and
@@ -433,7 +458,7 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     cap = _max_variance(p0, codes[CODE_KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
-        Px, _, v = _scratch_views(scratch_of(work, P), d)
+        Px, _, v = _scratch_views(_scratch_in(work, P), d)
         yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
     else:
@@ -443,25 +468,37 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     return yhat
 
 
-@kernel
+#: learn_one's two kernels: numba's flag ``_nrt=False`` (an ``njit`` option) compiles
+#: them without its reference counting (NRT).
+_no_nrt = compiled(_nrt=False)
+
+
+@_no_nrt
 def _bank_learn_one(x, y, PW, A):
     """Every member learns (x, y) (``dfop._dfop_learn_one``'s step), then the aggregate,
     then, every CHUNK learnt samples, the window's move (``_move``).
 
     Returns the bank's prequential prediction; NaN for an invalid sample
-    (nothing written but the skipped count, when skipping). The step runs on
-    the blocks untracked (``untracked``): with their reference counts, a
-    member's step took 2.2-2.9x its time without, d = 10 (measured in a
-    compiled loop: 0.6-0.78 us against 0.27). It is
-    a kernel of its own, so that its code is the step's as it was: written in
-    the step as ``x = untracked(x)`` (its arguments rebound), numba's inlining
-    of ``_move`` lost the store of the dropped member's weight (seen against
-    the previous kernel, classification, float32, d = 3).
+    (nothing written but the skipped count, when skipping). Compiled
+    without NRT: the step allocates nothing and only reads and writes its
+    blocks in place, never returns nor stores them, while its caller holds
+    them, so it needs no reference count and numba emits none. With NRT,
+    even on the blocks untracked (null records) every array value the step
+    made (a view, an inlined helper's parameter) kept its call of NRT_incref
+    or NRT_decref, functions numba marks ``noinline``; and a call from
+    Python made a memory record per array (a malloc and a free, under a
+    lock). Without: learn_one 1.19x at d = 10 (docs/design/auto-forgetting.md).
+    The kernels the step calls (compiled with NRT) get the blocks untracked
+    (``_untracked``), as before, also from a caller compiled with NRT (Fleet's,
+    SparseDFOP's bank). The step is a kernel of its own whose arguments are
+    never rebound: written with its arguments rebound (``x = untracked(x)``),
+    numba's inlining of ``_move`` lost the store of the dropped member's
+    weight (seen against the previous kernel, classification, float32, d = 3).
     """
-    return _bank_step(untracked(x), y, untracked(PW), untracked(A))
+    return _bank_step(_untracked(x), y, _untracked(PW), _untracked(A))
 
 
-@kernel
+@_no_nrt
 def _bank_step(x, y, PW, A):
     """``_bank_learn_one``'s step, on blocks that its caller holds."""
     K = PW.shape[0]
