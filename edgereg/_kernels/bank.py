@@ -58,18 +58,23 @@ from numba.np.arrayobj import make_array, populate_array
 from .._jit import compiled, inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
 from .dfop import (
+    _STEP_CAREFULLY,
     CODE_KEEP_PRIOR,
     CODE_PERIOD,
     HYPER_MU,
     HYPER_P0,
     _after_step,
     _dfop_learn_many,
-    _dfop_step,
     _float32_arithmetic,
     _packed_views,
+    _reads,
     _scratch_views,
+    _step_from,
+    _step_read,
     packed_size,
 )
+from .linalg import symv as _symv
+from .linalg import symv_rows
 from .prior import _max_variance
 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
@@ -442,6 +447,21 @@ def _scratch_in(typingctx, work, P):
 
 
 @inline_kernel
+def _member_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
+    """``dfop._dfop_step`` written into the bank's step: P x (``symv_rows``), then
+    ``_step_from``'s body (``_reads``, ``_step_read``), without their two calls;
+    a careful float32 step (rare) steps again from a float64 Px by their calls."""
+    pmin = symv_rows(P, x, Px)
+    yhat, xPx, big, wbig = _reads(x, w, Px)
+    yhat, status = _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big,
+                              wbig)
+    if status == _STEP_CAREFULLY:
+        _symv(P, x, Px64)
+        return _step_from(x, y, lam, w, P, Px64, max_variance, p0, pmin)
+    return yhat, status
+
+
+@inline_kernel
 def _member_learn_one(x, y, PW, L, work, hyper, codes):
     """``dfop._dfop_learn_one`` in the bank's step: its body, DFOP's step and
     refresh (``_dfop_step``, ``_after_step``), without a call of its own,
@@ -459,11 +479,11 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
         Px, _, v = _scratch_views(_scratch_in(work, P), d)
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
     else:
         Px, _, v = _scratch_views(work, d)
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
     return yhat
 
