@@ -464,7 +464,7 @@ def _member_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
 @inline_kernel
 def _member_learn_one(x, y, PW, L, work, hyper, codes):
     """``dfop._dfop_learn_one`` in the bank's step: its body, DFOP's step and
-    refresh (``_dfop_step``, ``_after_step``), without a call of its own,
+    refresh (``_dfop_step`` as ``_member_step``, ``_after_step``), without a call of its own,
     whose seven arrays passed field by field took ~15% of the members' time
     at d = 10 (measured in a compiled loop, untracked blocks: 1.37-1.41 us
     for the five against 1.63-1.70; learn_one 0.98-1.17x, median 1.08x, in
