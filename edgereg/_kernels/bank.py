@@ -52,6 +52,7 @@ import math
 
 import numpy as np
 from numba.core import cgutils, types
+from numba.core import config as numba_config
 from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array, populate_array
 
@@ -73,6 +74,7 @@ from .dfop import (
     _step_read,
     packed_size,
 )
+from .dtype import scratch_of
 from .linalg import symv as _symv
 from .linalg import symv_rows
 from .prior import _max_variance
@@ -444,6 +446,12 @@ def _scratch_in(typingctx, work, P):
         return out._getvalue()
 
     return view(work, P), codegen
+
+
+if numba_config.DISABLE_JIT:
+    # The intrinsics have no Python body: their plain-Python twins (the same arrays).
+    _untracked = untracked  # noqa: F811
+    _scratch_in = scratch_of  # noqa: F811
 
 
 @inline_kernel
