@@ -52,25 +52,31 @@ import math
 
 import numpy as np
 from numba.core import cgutils, types
+from numba.core import config as numba_config
 from numba.extending import intrinsic, overload
-from numba.np.arrayobj import make_array
+from numba.np.arrayobj import make_array, populate_array
 
-from .._jit import inline_kernel, kernel, recompile_with
+from .._jit import compiled, inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
 from .dfop import (
+    _STEP_CAREFULLY,
     CODE_KEEP_PRIOR,
     CODE_PERIOD,
     HYPER_MU,
     HYPER_P0,
     _after_step,
     _dfop_learn_many,
-    _dfop_step,
     _float32_arithmetic,
     _packed_views,
+    _reads,
     _scratch_views,
+    _step_from,
+    _step_read,
     packed_size,
 )
 from .dtype import scratch_of
+from .linalg import symv as _symv
+from .linalg import symv_rows
 from .prior import _max_variance
 
 #: Rows a member learns per call of DFOP's block kernel (the bank keeps K *
@@ -416,10 +422,57 @@ def _untracked_overload(a):
         return lambda a: _untracked(a)
 
 
+@intrinsic
+def _scratch_in(typingctx, work, P):
+    """``dtype.scratch_of(work, P)`` (the float64 scratch seen in P's dtype), made
+    in place: a kernel compiled without NRT (``_bank_step``) refuses a function
+    that returns a new array, as ``scratch_of``'s view."""
+    if not (isinstance(work, types.Array) and isinstance(P, types.Array) and work.ndim == 1):
+        return None
+    if P.dtype == work.dtype:
+        return work(work, P), lambda context, builder, signature, args: args[0]
+    ratio = work.dtype.bitwidth // P.dtype.bitwidth
+    view = types.Array(P.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        src = make_array(signature.args[0])(context, builder, value=args[0])
+        out = make_array(signature.return_type)(context, builder)
+        itemsize = context.get_constant(types.intp, P.dtype.bitwidth // 8)
+        nitems = builder.mul(src.nitems, context.get_constant(types.intp, ratio))
+        populate_array(out, data=builder.bitcast(src.data, out.data.type),
+                       shape=cgutils.pack_array(builder, [nitems]),
+                       strides=cgutils.pack_array(builder, [itemsize]),
+                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+        return out._getvalue()
+
+    return view(work, P), codegen
+
+
+if numba_config.DISABLE_JIT:
+    # The intrinsics have no Python body: their plain-Python twins (the same arrays).
+    _untracked = untracked  # noqa: F811
+    _scratch_in = scratch_of  # noqa: F811
+
+
+@inline_kernel
+def _member_step(x, y, lam, w, P, Px, max_variance, p0, Px64):
+    """``dfop._dfop_step`` written into the bank's step: P x (``symv_rows``), then
+    ``_step_from``'s body (``_reads``, ``_step_read``), without their two calls;
+    a careful float32 step (rare) steps again from a float64 Px by their calls."""
+    pmin = symv_rows(P, x, Px)
+    yhat, xPx, big, wbig = _reads(x, w, Px)
+    yhat, status = _step_read(x, y, lam, w, P, Px, max_variance, p0, pmin, yhat, xPx, big,
+                              wbig)
+    if status == _STEP_CAREFULLY:
+        _symv(P, x, Px64)
+        return _step_from(x, y, lam, w, P, Px64, max_variance, p0, pmin)
+    return yhat, status
+
+
 @inline_kernel
 def _member_learn_one(x, y, PW, L, work, hyper, codes):
     """``dfop._dfop_learn_one`` in the bank's step: its body, DFOP's step and
-    refresh (``_dfop_step``, ``_after_step``), without a call of its own,
+    refresh (``_dfop_step`` as ``_member_step``, ``_after_step``), without a call of its own,
     whose seven arrays passed field by field took ~15% of the members' time
     at d = 10 (measured in a compiled loop, untracked blocks: 1.37-1.41 us
     for the five against 1.63-1.70; learn_one 0.98-1.17x, median 1.08x, in
@@ -433,35 +486,47 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     cap = _max_variance(p0, codes[CODE_KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
-        Px, _, v = _scratch_views(scratch_of(work, P), d)
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        Px, _, v = _scratch_views(_scratch_in(work, P), d)
+        yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
     else:
         Px, _, v = _scratch_views(work, d)
-        yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
+        yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes)
     return yhat
 
 
-@kernel
+#: learn_one's two kernels: numba's flag ``_nrt=False`` (an ``njit`` option) compiles
+#: them without its reference counting (NRT).
+_no_nrt = compiled(_nrt=False)
+
+
+@_no_nrt
 def _bank_learn_one(x, y, PW, A):
     """Every member learns (x, y) (``dfop._dfop_learn_one``'s step), then the aggregate,
     then, every CHUNK learnt samples, the window's move (``_move``).
 
     Returns the bank's prequential prediction; NaN for an invalid sample
-    (nothing written but the skipped count, when skipping). The step runs on
-    the blocks untracked (``untracked``): with their reference counts, a
-    member's step took 2.2-2.9x its time without, d = 10 (measured in a
-    compiled loop: 0.6-0.78 us against 0.27). It is
-    a kernel of its own, so that its code is the step's as it was: written in
-    the step as ``x = untracked(x)`` (its arguments rebound), numba's inlining
-    of ``_move`` lost the store of the dropped member's weight (seen against
-    the previous kernel, classification, float32, d = 3).
+    (nothing written but the skipped count, when skipping). Compiled
+    without NRT: the step allocates nothing and only reads and writes its
+    blocks in place, never returns nor stores them, while its caller holds
+    them, so it needs no reference count and numba emits none. With NRT,
+    even on the blocks untracked (null records) every array value the step
+    made (a view, an inlined helper's parameter) kept its call of NRT_incref
+    or NRT_decref, functions numba marks ``noinline``; and a call from
+    Python made a memory record per array (a malloc and a free, under a
+    lock). Without: learn_one 1.19x at d = 10 (docs/design/auto-forgetting.md).
+    The kernels the step calls (compiled with NRT) get the blocks untracked
+    (``_untracked``), as before, also from a caller compiled with NRT (Fleet's,
+    SparseDFOP's bank). The step is a kernel of its own whose arguments are
+    never rebound: written with its arguments rebound (``x = untracked(x)``),
+    numba's inlining of ``_move`` lost the store of the dropped member's
+    weight (seen against the previous kernel, classification, float32, d = 3).
     """
-    return _bank_step(untracked(x), y, untracked(PW), untracked(A))
+    return _bank_step(_untracked(x), y, _untracked(PW), _untracked(A))
 
 
-@kernel
+@_no_nrt
 def _bank_step(x, y, PW, A):
     """``_bank_learn_one``'s step, on blocks that its caller holds."""
     K = PW.shape[0]

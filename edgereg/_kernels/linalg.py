@@ -12,7 +12,7 @@ Routines
     A <- I.
 ``scratch_stride(d)``
     Where the next scratch vector of a 64-byte aligned block starts.
-``symv(P, x, out)``, ``symv_registers``, ``symv_by_size``
+``symv(P, x, out)``, ``symv_rows``, ``symv_registers``, ``symv_by_size``
     out <- P x for a symmetric P, accumulated in float64 (row axpys, or each
     entry in a register for short rows: the same bits).
 ``multiply_transposed(A, B, out)``
@@ -45,6 +45,7 @@ from .dtype import like
 __all__ = [
     "set_identity",
     "symv",
+    "symv_rows",
     "symv_registers",
     "symv_by_size",
     "multiply_transposed",
@@ -93,6 +94,13 @@ def symv(P, x, out):
     proves its diagonal guard from it (``guards._proven``) instead of a
     strided pass over the diagonal.
     """
+    return symv_rows(P, x, out)
+
+
+@inline_kernel
+def symv_rows(P, x, out):
+    """``symv``'s body, inlined where a call would cost more than the pass (the
+    bank's step at small d: a call passes P, x and out field by field)."""
     d = x.shape[0]
     for j in range(d):
         out[j] = 0.0
