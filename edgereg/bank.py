@@ -503,8 +503,8 @@ class DFOPBank(BankIntervals, BankModel, DFOP):
         aggregate (weights, exp, losses, loss scale, slow losses), so that an
         export for a single-precision FPU needs no soft-double helper
         (``_kernels/bank32.py``). The lattice, p0, ``learning_rate`` and
-        ``share`` are rounded to float32; |x_j|, |y| beyond 1e30 are refused.
-        No ``coverage`` with it.
+        ``share`` are rounded to float32; an x or y value beyond 1e30 in absolute
+        value is refused. No ``coverage`` with it.
     forgetting_grid : sequence of float, optional
         The lattice of factors, each in [0, 1), distinct, increasing for a
         moving window, 1 to 64 of them. Default (None): ``DEFAULT_LATTICE``
