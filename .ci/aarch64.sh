@@ -134,9 +134,10 @@ tests/test_selective.py tests/test_fleet.py tests/test_contracts.py"
 # signatures): their first sets run the same kernels here.
 # The float32-only parameter sets of the bank, NORMA and MORES (DFOPBank-4/5,
 # NORMARegressor-4, NORMAClassifier-3, NORMANovelty-2, MORES-4/5) are left out
-# too: each compiles a kernel module of its own under emulation, and with them
-# the stage's pytest ran over 50 minutes beside the other stages (923 s
-# without), slowing every stage it ran beside. Their kernels are checked
+# too: each compiles a kernel module of its own under emulation (MORES-4 406 s,
+# DFOPBank-4 353 s in the CI trial that had them), and with them the stage's
+# pytest ran 3,412 s beside the other stages (923 s before), slowing every
+# stage it ran beside. Their kernels are checked
 # natively step by step against float32 NumPy references, and exported (x86-64,
 # Cortex-M4F) bit for bit; DFOP's float32-only sets (DFOP-9/10) still run here.
 SELECT=${EDGEREG_AARCH64_SELECT:-"((test_dfop.py and not million) or step_by_step or \
