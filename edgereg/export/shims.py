@@ -88,6 +88,11 @@ class Family:
     #: Bytes of scratch each call keeps on its own stack rather than in the struct
     #: (0: the scratch, if any, is a field of the struct).
     stack_scratch: int = 0
+    #: C declarations of the family's further calls (beyond learn_one, learn_many and
+    #: predict_one; each a ``functions`` entry compiled as ``<prefix>_<name>_blocks``):
+    #: prototypes, their comments and ``static inline`` wrappers over the state,
+    #: written into the header after the three standard calls.
+    c_api: list[str] = field(default_factory=list)
 
 
 def _base_of(a: np.ndarray) -> np.ndarray:
