@@ -3,6 +3,7 @@ stream, the JIT's hash of it, a C harness that replays it, and the toolchains.""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -279,10 +280,50 @@ def missing_for(key: str) -> list[str]:
     return missing
 
 
+#: An input section of a GNU ld map: its name (alone on a line when long), then
+#: its address, size and the file (or ``archive(member)``) it came from.
+_MAP_SECTION = re.compile(r"^ (\.[\w.$]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$", re.M)
+
+
+def flash_split(map_text: str, exported_object: str, undefined: list[str]) -> dict:
+    """Bytes of flash (code, read-only data and .data's initial image) in a linked
+    firmware by where they came from, read from the linker's map: ``kernels`` (the
+    exported object), ``libgcc`` (soft float, 64-bit division...) and ``libc/libm``
+    (memset, sqrtf...) for the archive members the object needs (its ``undefined``
+    symbols, and what those members need in turn), ``program`` for the rest (the
+    harness, its data, the start-up code and the members only they need)."""
+    head, _, rest = map_text.partition("Discarded input sections")
+    # "archive(member)" then, indented, "file (symbol)": the member was linked for it.
+    pulled = re.findall(r"^(\S+\.a\([^)]+\))\s*\n\s+(\S+) \(([^)]+)\)", head, re.M)
+    name = Path(exported_object).name
+    model = set()
+    changed = True
+    while changed:  # members the object needs, directly or through other such members
+        changed = False
+        for member, by, symbol in pulled:
+            if member not in model and (by.endswith(name) or by in model or symbol in undefined):
+                model.add(member)
+                changed = True
+    text = re.sub(r"^ (\.[\w.$]+)\n\s+(0x)", r" \1 \2",
+                  rest.split("Linker script and memory map", 1)[-1], flags=re.M)
+    split = {"kernels": 0, "libgcc": 0, "libc/libm": 0, "program": 0}
+    for section, size, origin in _MAP_SECTION.findall(text):
+        if not section.startswith((".text", ".rodata", ".data", ".srodata", ".sdata")):
+            continue
+        origin = origin.strip()
+        if origin.endswith(name):
+            split["kernels"] += int(size, 16)
+        elif origin in model:
+            split["libgcc" if "libgcc.a(" in origin else "libc/libm"] += int(size, 16)
+        else:
+            split["program"] += int(size, 16)
+    return split
+
+
 def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> tuple[str, dict]:
     """Firmware for a qemu board (MPS2, micro:bit, RISC-V virt): the harness, the
-    board's startup.c and linker script; its output and the firmware's sizes
-    (text, data, bss)."""
+    board's startup.c and linker script; its output and the firmware's flash by
+    origin (``flash_split``)."""
     _, _, cc, flags, machine = BARE_TARGETS[key]
     folder, script, specs, qemu = _BOARDS[machine]
     (workdir / "harness.c").write_text(source)
@@ -290,7 +331,8 @@ def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> 
     here = EXAMPLES / folder
     subprocess.run([cc, "-O2", "-std=c11", "-I", str(workdir), *flags, "-ffunction-sections",
                     "-fdata-sections", "-nostartfiles", f"--specs={specs}",
-                    "-Wl,--gc-sections", "-T", str(here / script), "-o", str(elf),
+                    "-Wl,--gc-sections", "-Wl,-Map," + str(workdir / "harness.map"),
+                    "-T", str(here / script), "-o", str(elf),
                     str(here / "startup.c"), str(workdir / "harness.c"), exported["object"],
                     "-lm"], check=True, capture_output=True, text=True)
     bios = ["-bios", "none"] if machine == "virt" else []  # start at 0x80000000, no OpenSBI
@@ -300,7 +342,8 @@ def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> 
     text = (run.stdout + run.stderr).strip()  # qemu writes semihosting output to stderr
     if run.returncode != 0:
         raise RuntimeError(f"qemu exit {run.returncode}: {text}")
-    return text, {}
+    return text, flash_split((workdir / "harness.map").read_text(), exported["object"],
+                             exported["undefined"])
 
 
 #: The kernels' modules whose models share compiled kernels, and the weight of
@@ -314,7 +357,8 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
               shared: set | tuple = ()) -> list[dict]:
     """Export every (model, target key) case, run each harness, and return one
     row per case with the C line and the JIT's line.
-    A case is (label, model factory, target key, d, n, task). A case that fails
+    A case is (label, model factory, target key, d, n, task[, size]): ``size`` exports
+    for size (``edgereg export --size``) instead of speed. A case that fails
     to build or run has its error as its C line. ``reuse``: keep the objects of
     an earlier run in ``workdir`` (development). ``extra``: more export jobs for
     the host, their results returned first as rows. ``shared``: the (label, key)
@@ -337,13 +381,13 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
     from edgereg.export.families import family_of
 
     jobs, meta = [], []
-    for label, factory, key, d, n, task in cases:
+    for label, factory, key, d, n, task, *size in cases:
         model = factory()
         triple, cpu = (LINUX_TARGETS.get(key) or BARE_TARGETS[key])[:2]
         out = workdir / f"{label}-{key}"
         out.mkdir(parents=True, exist_ok=True)
         jobs.append(dict(model=model, target=triple, cpu=cpu, abi=TARGET_ABI.get(key, ""),
-                         out=str(out), shared=(label, key) in shared))
+                         out=str(out), shared=(label, key) in shared, size=bool(size and size[0])))
         meta.append((label, factory, key, d, n, task, out))
     todo = [i for i, m in enumerate(meta) if not (reuse and (m[-1] / "info.json").exists())]
     extra = extra or []
@@ -389,7 +433,8 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
                 c_line = build_and_run(out, info, src, cc, flags, runner)
             else:
                 src = harness_source(prefix, family, X, Y, MU, split, bare=True)
-                c_line, _ = build_and_run_bare(out, info, src, key)
+                c_line, flash = build_and_run_bare(out, info, src, key)
+                (out / "flash.json").write_text(json.dumps(flash))
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired,
                 RuntimeError) as exc:
             c_line = f"ERROR {exc} {getattr(exc, 'stderr', '')}"[:2000]
@@ -428,5 +473,7 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
             info = json.loads((meta[i][-1] / "info.json").read_text())
             rows[i].update(c=future.result(), undefined=info["undefined"],
                            code_bytes=info["code_bytes"], state_bytes=info["state_bytes"],
-                           shared=info.get("shared"))
+                           shared=info.get("shared"),
+                           flash=json.loads((meta[i][-1] / "flash.json").read_text())
+                           if (meta[i][-1] / "flash.json").exists() else None)
     return extra_rows + rows
