@@ -11,7 +11,7 @@
 #    (the three RISC-V packages took 36 s on a machine without them). .ci/run
 #    starts it in the background at the end of its first stage, so that here
 #    it finds them installed.
-# 2. ONE pytest run of tests/test_export.py with EDGEREG_EXPORT_TESTS=1. Its
+# 2. ONE pytest run of tests/test_export*.py with EDGEREG_EXPORT_TESTS=1. Its
 #    time is the exports' compiling (numba and LLVM, in export worker
 #    processes): 525 of the 551 s of a run with the exports one batch after
 #    the other, on this shared 2-core machine; the C compilers and qemu took
@@ -21,6 +21,9 @@
 #    float32), two worker processes at a time, the heaviest first, and each
 #    harness is built and run as soon as its batch is written
 #    (tests/export_support.py, run_cases).
+# 3. examples/c/sizes.py for DFOP (d = 6, float32 only) on the M4F and the M0+:
+#    flash, state and stack as the README states them, and equal to the JIT
+#    (its exit status); about 15 s.
 # Exit status: non-zero when an install or a test fails. Prints the seconds taken.
 set -euo pipefail
 SECONDS=0
@@ -30,5 +33,7 @@ step "toolchains (.ci/export-tools.sh)"
 bash "$(dirname "$0")/export-tools.sh"
 
 step "exported code against the JIT, every target"
-EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export.py -rs
+EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export*.py -rs
+step "flash, state and stack of DFOP (d = 6, float32) on the M4F and the M0+ (examples/c/sizes.py)"
+python examples/c/sizes.py --targets cortex-m4f,cortex-m0plus --models "DFOP (forgetting 0.01)"
 step "done"

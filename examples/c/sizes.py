@@ -94,14 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     print("| model | target | flash O3: kernels + libgcc + libc/libm (B) | flash `--size` (B) "
           "| state (B) | stack learn_one / learn_many, O3; `--size` (B) | = JIT |")
     print("|---|---|---:|---:|---:|---:|---|")
+    failed = False
     for target in targets:
         for key, label in labels.items():
             fast, small = rows[key, target], rows[f"{key}-size", target]
             (f3, s3, e3), (fs, ss, es) = measured(fast), measured(small)
             equal = "equal" if e3 and es else "DIFFERENT"
+            failed |= not (e3 and es)
             print(f"| {label} | {target} | {f3} | {fs} | {fast['state_bytes']:,} | "
                   f"{s3}; {ss} | {equal} |")
-    return 0
+    return 1 if failed else 0  # a build that failed or differs from the JIT
 
 
 if __name__ == "__main__":
