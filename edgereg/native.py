@@ -209,9 +209,10 @@ class NativeModel:
         finite values, and every integer within the range the model's own load
         accepts (the export wrote those ranges: the C code uses the integers as
         indices and loop bounds). ``edgereg.load`` checks more (an exactly
-        symmetric P, weights that are a distribution, ...). A bank's file is
-        refused: its members' forgetting factors follow its window, which
-        ``edgereg.load`` places; continue a bank from a device blob or in the JIT.
+        symmetric P, weights that are a distribution, ...). What the model's
+        load derives from its learnt state (a bank's members' forgetting factors
+        and refresh periods follow its window) is set from the export's table of
+        it, as ``edgereg.load`` sets it.
         """
         from ._base import STATE_FORMAT, StateFileError, read_npz
 
@@ -229,16 +230,20 @@ class NativeModel:
         if not same:
             raise StateFileError(f"{path!r} holds another model or other parameters "
                                  f"than {self.layout['model']}{self.layout['params']}")
-        if self.layout["model"] == "DFOPBank":
-            raise StateFileError(f"{path!r}: NativeModel does not load a bank's file (its "
-                                 "members' factors follow the saved window, which "
-                                 "edgereg.load places)")
         bounds: dict[str, dict[int, tuple[int, int]]] = {}
         for name, at, low, high in self.layout["integer_bounds"]:
             bounds.setdefault(name, {})[at] = (low, high)
         staged = []
         for name, shape, dtype, runs in self._learnt():
             value = npz.get(f"state.{name}")
+            if (value is not None and value.dtype == np.float32 and dtype == np.float64
+                    and value.shape == shape and self._io == np.float32):
+                # The float32-only arithmetic's float64 slot holding a float32 in its
+                # first half (a bank's forgotten masses): the JIT's file holds the
+                # float32 alone, its load packs it so.
+                slots = np.zeros(shape, dtype="<f8")
+                slots.view("<f4")[..., ::2] = value
+                value = slots
             if value is None or value.shape != shape or value.dtype != dtype:
                 raise StateFileError(f"{path!r}: state.{name} is missing or does not fit")
             if dtype.kind == "f" and not np.all(np.isfinite(value)):
@@ -251,10 +256,24 @@ class NativeModel:
                         raise StateFileError(f"{path!r}: state.{name}[{at}] = {v} is outside "
                                              f"{low}..{high}")
             staged.append((np.ascontiguousarray(value).reshape(-1).view(np.uint8), runs))
+        # Work the model's own load derives from a learnt integer (a bank's members'
+        # factors follow its window): the export tabulated it per value.
+        derived = []
+        for name, at, low, ranges, values in self.layout.get("derived_work", []):
+            v = int(npz[f"state.{name}"].reshape(-1)[at])
+            if not 0 <= v - low < len(values):
+                raise StateFileError(f"{path!r}: state.{name}[{at}] = {v} has no tabulated "
+                                     "work")
+            derived.append((ranges, bytes.fromhex(values[v - low])))
         for data, runs in staged:
             pos = 0
             for run in runs:  # a float32 in a float64 slot: its first bytes only
                 take = min(run.size, data.size - pos)
                 run[:take] = data[pos: pos + take]
                 pos += take
+        for ranges, data in derived:
+            pos = 0
+            for at, n in ranges:
+                self._struct[at: at + n] = np.frombuffer(data[pos: pos + n], dtype=np.uint8)
+                pos += n
         return self

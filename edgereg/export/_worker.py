@@ -15,7 +15,7 @@ def main(spec: dict) -> dict:
     import edgereg
 
     from . import llvm
-    from .bounds import integer_bounds
+    from .bounds import derived_work, integer_bounds
     from .families import family_of
     from .header import blob_header, image, layout, write_header, write_readme
     from .symbols import check
@@ -60,6 +60,7 @@ def main(spec: dict) -> dict:
     paths["header"].write_text(write_header(family, prefix, info, head))
     paths["readme"].write_text(write_readme(family, prefix, info))
     offsets, total = layout(family)
+    bounds = integer_bounds(model)
     paths["layout"].write_text(json.dumps({
         "prefix": prefix, "model": spec["model_name"], "params": model.get_params(),
         "d": family.d, "dtype": str(family.dtype), "io": str(family.io), "task": family.task,
@@ -75,7 +76,11 @@ def main(spec: dict) -> dict:
         "field_runs": {f.name: [list(r) for r in f.runs()] for f in family.fields if f.learnt},
         # [field, flat index, low, high]: what the model's own load accepts of its
         # integers, which the C code uses as indices and loop bounds (edgereg.native).
-        "integer_bounds": integer_bounds(model),
+        "integer_bounds": bounds,
+        # [field, flat index, low, byte ranges, their bytes per value]: work the
+        # model's own load derives from a learnt integer (a bank's members' factors
+        # follow its window), for edgereg.native's load.
+        "derived_work": derived_work(model, family_of, image, layout, bounds),
         "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
         "blob_header": head.hex(),
     }, indent=1))

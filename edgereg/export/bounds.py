@@ -63,3 +63,58 @@ def integer_bounds(model: Any) -> list[list[Any]]:
             if (low, high) != (-LIMIT, LIMIT):
                 out.append([name, j, low, high])
     return out
+
+
+#: Integers of at most this many accepted values are tried for derived work.
+TABULATED = 256
+
+
+def derived_work(model: Any, family_of: Any, image: Any, layout: Any,
+                 bounds: list[list[Any]]) -> list[list[Any]]:
+    """What the model's own load derives from a learnt integer, tabulated.
+
+    A bank's members' forgetting factors and refresh periods are work, not
+    learnt state: ``edgereg.load`` sets them from the saved window. For every
+    learnt integer element of a small accepted range (``bounds``, at most
+    ``TABULATED`` values), each value is loaded into a fresh model by the
+    class's own ``_copy_state_in``; the struct's work bytes that change with it
+    are written out per value, so that ``edgereg.native`` sets them as the
+    class does. [field, flat index, low, [[byte offset, count] ...], [hex of
+    those bytes per value from low]]; none for a model whose load derives
+    nothing."""
+    out = []
+    for name, flat, low, high in bounds:
+        if high - low + 1 > TABULATED:
+            continue
+        images = []
+        for value in range(low, high + 1):
+            m = type(model)(**model.get_params())
+            arrays = {k: np.array(v, copy=True) for k, v in m._state._asdict().items()}
+            arrays[name].reshape(-1)[flat] = value
+            m._copy_state_in(arrays, source="export")
+            family = family_of(m)
+            images.append(np.frombuffer(image(family, family.current), dtype=np.uint8))
+        family = family_of(model)
+        learnt = np.zeros(images[0].size, dtype=bool)  # the learnt fields' bytes
+        offsets = dict(layout(family)[0])
+        sizes = {b.name: b.dtype.itemsize for b in family.blocks}
+        for f in family.fields:
+            if f.learnt:
+                for first, count in f.runs():
+                    at = offsets[f.block] + first * sizes[f.block]
+                    learnt[at: at + count * sizes[f.block]] = True
+        varies = np.zeros_like(learnt)
+        for im in images[1:]:
+            varies |= im != images[0]
+        varies &= ~learnt
+        # Whole 8-byte slots (an element of a float64 or int64 block, two of a
+        # float32 one), not the bytes that happened to differ.
+        varies = np.repeat(varies.reshape(-1, 8).any(axis=1), 8) & ~learnt
+        if not varies.any():
+            continue
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], varies.astype(np.int8), [0]])))
+        ranges = [[int(a), int(b - a)] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+        out.append([name, flat, low, ranges,
+                    [b"".join(im[a: a + n].tobytes() for a, n in ranges).hex()
+                     for im in images]])
+    return out
