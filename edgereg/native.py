@@ -35,8 +35,9 @@ class NativeModel:
         ``<prefix>.json`` (the layout) is read from the same folder.
 
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
-    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES and the three NORMA
-    models, in float64 or float32, and the float32-only arithmetic (whose y,
+    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES, the three NORMA
+    models and SparseDFOP (also ``learn_one_sparse`` / ``predict_one_sparse`` of
+    a row's indices and values), in float64 or float32, and the float32-only arithmetic (whose y,
     predictions and ``out`` are float32). The calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and

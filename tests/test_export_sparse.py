@@ -192,6 +192,34 @@ def test_what_the_route_cannot_honour_is_refused_before_compiling(tmp_path, mode
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("label", list(_MODELS))
+def test_a_sparse_dfop_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, label):
+    from edgereg.export import export_state
+
+    a = _MODELS[label]()
+    X, Y, MU = dense_stream(a.task)
+    Xd = X.astype(a.dtype)
+    a.learn_many(Xd[:150], Y[:150])
+    export_state(a, tmp_path / "s.bin", format="bin")
+    b = edgereg.load(tmp_path / "s.bin")
+    assert type(b) is type(a) and b.get_params() == a.get_params()
+    rest = slice(150, None)
+    assert a.learn_many(Xd[rest], Y[rest], forgetting=MU[rest]).tobytes() == \
+        b.learn_many(Xd[rest], Y[rest], forgetting=MU[rest]).tobytes()
+    for x, y in zip(a.state, b.state, strict=True):
+        assert x.tobytes() == y.tobytes()
+
+
+def test_the_readme_names_the_sparse_calls():
+    from edgereg.export.families import family_of
+    from edgereg.export.header import write_readme
+
+    info = dict(description="SparseDFOP", triple="x", cpu="", version="v", state_bytes=1,
+                undefined=[], code_bytes=1)
+    text = write_readme(family_of(_MODELS["sparse-hashed-float64"]()), "sp", info)
+    assert "`sp_learn_one_sparse`, `sp_predict_one_sparse`" in text
+
+
 def test_a_float32_export_of_the_class_keeps_its_arithmetic():
     from edgereg.export import _model
 

@@ -205,6 +205,14 @@ def _readme_calls(family: Family, prefix: str) -> str:
             f"values */\n{prefix}_predict_one(&model, x, yhat);")
 
 
+def _readme_more(family: Family, prefix: str) -> str:
+    """The family's further calls (``Family.c_api``), named for the README."""
+    more = [f"`{prefix}_{n}`" for n in family.functions
+            if n not in ("learn_one", "learn_many", "predict_one")]
+    return (f"\nFurther calls: {', '.join(more)} (declared, with their statuses, in "
+            f"`{prefix}.h`).\n" if more else "")
+
+
 def write_readme(family: Family, prefix: str, info: dict) -> str:
     return f"""# {prefix}: {info['description']}, exported for C
 
@@ -218,7 +226,7 @@ static {prefix}_state model;          /* caller-owned: {info['state_bytes']} byt
 {prefix}_init(&model);                /* a fresh model, the exported parameters */
 {_readme_calls(family, prefix)}
 ```
-
+{_readme_more(family, prefix)}
 Link with `{prefix}.o` and the C library (it needs: {', '.join(info['undefined']) or
 'nothing'}). The code allocates nothing, keeps no global state and is reentrant:
 one struct per model, as many models as you like. Compile with no `-ffast-math`.
