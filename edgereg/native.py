@@ -35,8 +35,9 @@ class NativeModel:
         ``<prefix>.json`` (the layout) is read from the same folder.
 
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
-    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES and the three NORMA
-    models, in float64 or float32, and the float32-only arithmetic (whose y,
+    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES, the three NORMA
+    models and SparseDFOP (also ``learn_one_sparse`` / ``predict_one_sparse`` of
+    a row's indices and values), in float64 or float32, and the float32-only arithmetic (whose y,
     predictions and ``out`` are float32). The calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
@@ -84,6 +85,16 @@ class NativeModel:
         self._predict_one = getattr(self._lib, f"{prefix}_predict_one_blocks")
         self._predict_one.argtypes = [*blocks, real, *([yp] if m else [])]
         self._predict_one.restype = i64 if m else yreal
+        try:  # SparseDFOP's calls for a sparse row (indices, values)
+            self._sparse = (getattr(self._lib, f"{prefix}_learn_one_sparse_blocks"),
+                            getattr(self._lib, f"{prefix}_predict_one_sparse_blocks"))
+        except AttributeError:
+            self._sparse = None
+        else:
+            pi = ctypes.POINTER(i64)
+            self._sparse[0].argtypes = [*blocks, pi, real, i64, yreal, yp]
+            self._sparse[1].argtypes = [*blocks, pi, real, i64, yp]
+            self._sparse[0].restype = self._sparse[1].restype = i64
         self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
         self._yhat_p = self._yhat.ctypes.data_as(yp)
         self._skip = lay["params"].get("on_invalid") == "skip"
@@ -166,6 +177,39 @@ class NativeModel:
         out = np.empty(self.n_outputs, dtype=self._io)
         self._predict_one(*self._pointers, x, out.ctypes.data_as(self._yp))
         return out
+
+    def _sparse_row(self, indices: Any, values: Any) -> tuple[Any, ...]:
+        """A sparse row as the C calls take it: int64 indices in increasing order (a
+        stable sort, as SparseDFOP's; repeated indices add up), values of the dtype."""
+        if self._sparse is None:
+            raise TypeError(f"{self.model} has no sparse-row calls")
+        idx = np.ascontiguousarray(indices, dtype=np.int64)
+        val = np.ascontiguousarray(values, dtype=self.dtype)
+        if idx.ndim != 1 or idx.shape != val.shape:
+            raise ValueError("indices and values must be two 1-D arrays of the same length")
+        if np.any(idx[1:] < idx[:-1]):
+            order = np.argsort(idx, kind="stable")
+            idx, val = idx[order], val[order]
+        return (*self._pointers, idx.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                val.ctypes.data_as(self._real), idx.size), (idx, val)
+
+    def learn_one_sparse(self, indices: Any, values: Any, y: Any) -> float:
+        """learn_one of the sparse row x[indices] = values (SparseDFOP's exports)."""
+        args, keep = self._sparse_row(indices, values)
+        status = self._sparse[0](*args, float(y), self._yhat_p)
+        if status == -4:
+            raise ValueError(f"indices must be in [0, {self.n_features}): state unchanged")
+        if status != 0 and not self._skip:
+            raise ValueError(f"invalid sample (status {status}): state unchanged")
+        return self._yhat[0].item()
+
+    def predict_one_sparse(self, indices: Any, values: Any) -> float:
+        """The prediction for the sparse row x[indices] = values (no learning)."""
+        args, keep = self._sparse_row(indices, values)
+        out = np.zeros(1, dtype=self._io)
+        if self._sparse[1](*args, out.ctypes.data_as(self._yp)) == -4:
+            raise ValueError(f"indices must be in [0, {self.n_features})")
+        return out[0].item()
 
     def _learnt(self) -> list[tuple[str, tuple[int, ...], np.dtype, list[np.ndarray]]]:
         """(name, shape, dtype, the byte views of its runs in the struct) per learnt

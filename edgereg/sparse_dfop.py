@@ -225,6 +225,9 @@ class SparseDFOP(DFOP):
     """
 
     _auto_bank = "SparseDFOPBank"  # SparseDFOP(..., forgetting="auto")
+    #: No ``arithmetic`` option (None, not DFOP's False): a float32 export of the class
+    #: builds a float32 model of the default arithmetic (``edgereg.export._model``).
+    _arith32 = None
 
     def __init__(
         self,

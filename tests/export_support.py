@@ -61,10 +61,13 @@ def _hex_array(name: str, values: np.ndarray, ctype: str, bits: str) -> str:
     return f"static const {ctype} {name}[{raw.size}] = {{{body}}};\n"
 
 
-def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False) -> str:
+def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False,
+                   extra: str = "") -> str:
     """A C program replaying jit_line's calls and printing its line (``HASH <hex>
     invalid <k> first <r>``); ``bare``: through semihosting, with the stack use of
-    the first learn_one and of learn_many (``startup.c``'s painting)."""
+    the first learn_one and of learn_many (``startup.c``'s painting). ``extra``: C
+    statements run after learn_many, before the state is hashed (they may hash
+    more into ``h``; jit_line's ``after`` gives the JIT's bytes)."""
     dt = np.dtype(family.dtype)
     ubits = "uint64" if dt.itemsize == 8 else "uint32"
     ut = "uint64_t" if dt.itemsize == 8 else "uint32_t"
@@ -136,7 +139,7 @@ int main(void) {{
                                         {n - split}, {mu_args}, out);
     {used2}
     h = fnv(h, (const unsigned char *)out, {(n - split) * m} * sizeof out[0]);
-{hashed}    p = put_text(p, "HASH ");
+{extra}{hashed}    p = put_text(p, "HASH ");
     for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
     p = put_text(p, " invalid "); p = put_int(p, bad);
     p = put_text(p, " first "); p = put_int(p, first);
@@ -203,9 +206,10 @@ def build_and_run(workdir: Path, exported: dict, source: str, cc: str, flags: li
     return run.stdout.strip()
 
 
-def jit_line(model, family, X, Y, MU, split: int) -> str:
+def jit_line(model, family, X, Y, MU, split: int, after=None) -> str:
     """The JIT's line as the harness prints it (hash, learn_one's invalid count,
-    learn_many's return: -1 under on_invalid="skip")."""
+    learn_many's return: -1 under on_invalid="skip"). ``after(model)``: the bytes
+    the harness's ``extra`` hashes, from the JIT (after learn_many)."""
     Xd = X.astype(model.dtype)
     Y = targets(family, X, Y)
     m = model
@@ -221,6 +225,8 @@ def jit_line(model, family, X, Y, MU, split: int) -> str:
     Yt = () if novelty else (Y[split:],)
     preds.append(np.asarray(m.learn_many(Xd[split:], *Yt, **more)).reshape(-1))
     h = fnv1a(np.concatenate(preds).astype(np.dtype(family.io).newbyteorder("<")).tobytes())
+    if after is not None:
+        h = fnv1a(after(m), h)
     blocks = {name: a.reshape(-1) for name, a in family.current.items()}
     for name, first, count in learnt_ranges(family):
         h = fnv1a(blocks[name][first: first + count].tobytes(), h)

@@ -62,8 +62,8 @@ def test_intervals_and_imputation_are_refused(params):
 
 
 def test_unsupported_models_are_refused_before_compiling():
-    with pytest.raises(ExportError, match="SparseDFOP cannot be exported yet"):
-        edgereg.export.export(edgereg.SparseDFOP(3))
+    with pytest.raises(ExportError, match="SparseDFOPBank cannot be exported yet"):
+        edgereg.export.export(edgereg.SparseDFOP(3, 3, "auto"))
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc (the host C compiler)")
@@ -108,7 +108,7 @@ def test_export_refuses_a_hard_float_abi_without_an_fpu(tmp_path):
 def test_the_cli_refuses_an_unsupported_model(capsys):
     from edgereg.cli import main
 
-    assert main(["export", "SparseDFOP", "--features", "3", "--out", "/nonexistent"]) == 2
+    assert main(["export", "SparseDFOPBank", "--features", "3", "--out", "/nonexistent"]) == 2
     assert "cannot be exported yet" in capsys.readouterr().err
 
 

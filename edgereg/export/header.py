@@ -163,7 +163,8 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
             f"static inline {Y} {prefix}_predict_one({prefix}_state *s, const {T} *x) {{",
             f"    return {prefix}_predict_one_blocks({args}, x); }}", ""]
     if family.c_api:
-        lines += ["/* The model's further calls. */", *family.c_api, ""]
+        lines += ["/* The model's further calls. */",  # @PREFIX@ / @P@: the prefix
+                  *(t.replace("@PREFIX@", prefix).replace("@P@", P) for t in family.c_api), ""]
     lines += ["/* init: the state of a fresh model with the exported hyper-parameters"
               " (non-zero entries as bits). */"]
     for b, (name, _) in zip(family.blocks, offsets, strict=True):
@@ -204,6 +205,14 @@ def _readme_calls(family: Family, prefix: str) -> str:
             f"values */\n{prefix}_predict_one(&model, x, yhat);")
 
 
+def _readme_more(family: Family, prefix: str) -> str:
+    """The family's further calls (``Family.c_api``), named for the README."""
+    more = [f"`{prefix}_{n}`" for n in family.functions
+            if n not in ("learn_one", "learn_many", "predict_one")]
+    return (f"\nFurther calls: {', '.join(more)} (declared, with their statuses, in "
+            f"`{prefix}.h`).\n" if more else "")
+
+
 def write_readme(family: Family, prefix: str, info: dict) -> str:
     return f"""# {prefix}: {info['description']}, exported for C
 
@@ -217,7 +226,7 @@ static {prefix}_state model;          /* caller-owned: {info['state_bytes']} byt
 {prefix}_init(&model);                /* a fresh model, the exported parameters */
 {_readme_calls(family, prefix)}
 ```
-
+{_readme_more(family, prefix)}
 Link with `{prefix}.o` and the C library (it needs: {', '.join(info['undefined']) or
 'nothing'}). The code allocates nothing, keeps no global state and is reentrant:
 one struct per model, as many models as you like. Compile with no `-ffast-math`.
