@@ -36,8 +36,9 @@ class NativeModel:
 
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
     ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES and the three NORMA
-    models, in float64 or float32, and the float32-only arithmetic (whose y,
-    predictions and ``out`` are float32). The calls are the models' own:
+    models, in float64 or float32, the float32-only arithmetic (whose y,
+    predictions and ``out`` are float32), and SelectiveSampler (also
+    ``process_one(x, label_oracle)``, its round in two C calls). The calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
     ``learn_many(X)``, no target). The state is one numpy buffer laid out as
@@ -87,6 +88,15 @@ class NativeModel:
         self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
         self._yhat_p = self._yhat.ctypes.data_as(yp)
         self._skip = lay["params"].get("on_invalid") == "skip"
+        if self.model == "SelectiveSampler":  # its round in two calls: assess, commit
+            self._assess = getattr(self._lib, f"{prefix}_assess_blocks")
+            self._assess.argtypes = [*blocks, real, yp, ctypes.POINTER(i64)]
+            self._assess.restype = i64
+            self._commit = getattr(self._lib, f"{prefix}_commit_blocks")
+            self._commit.argtypes = [*blocks, yreal]
+            self._commit.restype = i64
+            self._ask = np.zeros(1, dtype=np.int64)
+            self._ask_p = self._ask.ctypes.data_as(ctypes.POINTER(i64))
         self.reset()
 
     def reset(self) -> None:
@@ -166,6 +176,24 @@ class NativeModel:
         out = np.empty(self.n_outputs, dtype=self._io)
         self._predict_one(*self._pointers, x, out.ctypes.data_as(self._yp))
         return out
+
+    def process_one(self, x: Any, label_oracle: Any) -> tuple[float, bool]:
+        """SelectiveSampler: one round of the selective protocol, as the model's
+        ``process_one``: (the prediction, whether ``label_oracle()`` was called)."""
+        if not hasattr(self, "_assess"):
+            raise TypeError(f"{self.model} has no process_one")
+        x = self._row(x)
+        status = self._assess(*self._pointers, x.ctypes.data_as(self._real), self._yhat_p,
+                              self._ask_p)
+        pred, asked = self._yhat[0].item(), bool(self._ask[0])
+        if status == 0:  # the C call reads y only when it asked for it
+            status = self._commit(*self._pointers,
+                                  float(label_oracle()) if asked else float("nan"))
+        if status != 0:
+            if not self._skip:
+                raise ValueError(f"invalid sample (status {status}): state unchanged")
+            return pred, False
+        return pred, asked
 
     def _learnt(self) -> list[tuple[str, tuple[int, ...], np.dtype, list[np.ndarray]]]:
         """(name, shape, dtype, the byte views of its runs in the struct) per learnt
