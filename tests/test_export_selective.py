@@ -237,3 +237,24 @@ def test_native_drives_the_exported_selective_sampler_as_the_jit_does(exported, 
     native.save(tmp_path / "p.npz")
     for a, b in zip(edgereg.load(tmp_path / "p.npz").state, jit.state, strict=True):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+@pytest.mark.parametrize("params", [{}, {"detect_switch": False},
+                                    {"switch_test": "spec", "window_max": 60,
+                                     "dtype": "float32"}])
+def test_a_state_blob_loads_back_and_continues_bit_for_bit(tmp_path, params):
+    """export_state's blob (the struct a device holds) read by edgereg.load: the
+    learnt state equal, and learning goes on as the model's own."""
+    from edgereg.export import export_state
+
+    X, Y, _ = S.stream(D, 400, "classification")
+    model = edgereg.SelectiveSampler(D, on_invalid="skip", **params)
+    model.process_many(X[:300], Y[:300])
+    export_state(model, tmp_path / "s.bin", format="bin")
+    back = edgereg.load(tmp_path / "s.bin")
+    for a, b in zip(back.state, model.state, strict=True):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    assert back.process_many(X[300:], Y[300:])[0].tobytes() == \
+        model.process_many(X[300:], Y[300:])[0].tobytes()
+    for a, b in zip(back.state, model.state, strict=True):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
