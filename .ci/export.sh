@@ -30,5 +30,5 @@ step "toolchains (.ci/export-tools.sh)"
 bash "$(dirname "$0")/export-tools.sh"
 
 step "exported code against the JIT, every target"
-EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export.py -rs
+EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export*.py -rs
 step "done"
