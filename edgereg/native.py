@@ -36,9 +36,11 @@ class NativeModel:
 
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
     ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES, the three NORMA
-    models and SparseDFOP (also ``learn_one_sparse`` / ``predict_one_sparse`` of
-    a row's indices and values), in float64 or float32, and the float32-only arithmetic (whose y,
-    predictions and ``out`` are float32). The calls are the models' own:
+    models, SparseDFOP (also ``learn_one_sparse`` / ``predict_one_sparse`` of a
+    row's indices and values) and SelectiveSampler (also ``process_one(x,
+    label_oracle)``, its round in two C calls), in float64 or float32, and the
+    float32-only arithmetic (whose y, predictions and ``out`` are float32). The
+    calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
     ``learn_many(X)``, no target). The state is one numpy buffer laid out as
@@ -98,6 +100,15 @@ class NativeModel:
         self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
         self._yhat_p = self._yhat.ctypes.data_as(yp)
         self._skip = lay["params"].get("on_invalid") == "skip"
+        if self.model == "SelectiveSampler":  # its round in two calls: assess, commit
+            self._assess = getattr(self._lib, f"{prefix}_assess_blocks")
+            self._assess.argtypes = [*blocks, real, yp, ctypes.POINTER(i64)]
+            self._assess.restype = i64
+            self._commit = getattr(self._lib, f"{prefix}_commit_blocks")
+            self._commit.argtypes = [*blocks, yreal]
+            self._commit.restype = i64
+            self._ask = np.zeros(1, dtype=np.int64)
+            self._ask_p = self._ask.ctypes.data_as(ctypes.POINTER(i64))
         self.reset()
 
     def reset(self) -> None:
@@ -210,6 +221,24 @@ class NativeModel:
         if self._sparse[1](*args, out.ctypes.data_as(self._yp)) == -4:
             raise ValueError(f"indices must be in [0, {self.n_features})")
         return out[0].item()
+
+    def process_one(self, x: Any, label_oracle: Any) -> tuple[float, bool]:
+        """SelectiveSampler: one round of the selective protocol, as the model's
+        ``process_one``: (the prediction, whether ``label_oracle()`` was called)."""
+        if not hasattr(self, "_assess"):
+            raise TypeError(f"{self.model} has no process_one")
+        x = self._row(x)
+        status = self._assess(*self._pointers, x.ctypes.data_as(self._real), self._yhat_p,
+                              self._ask_p)
+        pred, asked = self._yhat[0].item(), bool(self._ask[0])
+        if status == 0:  # the C call reads y only when it asked for it
+            status = self._commit(*self._pointers,
+                                  float(label_oracle()) if asked else float("nan"))
+        if status != 0:
+            if not self._skip:
+                raise ValueError(f"invalid sample (status {status}): state unchanged")
+            return pred, False
+        return pred, asked
 
     def _learnt(self) -> list[tuple[str, tuple[int, ...], np.dtype, list[np.ndarray]]]:
         """(name, shape, dtype, the byte views of its runs in the struct) per learnt

@@ -789,7 +789,7 @@ def bank_family(model: Any) -> Family:
 
 #: The exportable classes (by exact name: a subclass may change the kernels).
 SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "MORES", "NORMARegressor",
-             "NORMAClassifier", "NORMANovelty", "SparseDFOP")
+             "NORMAClassifier", "NORMANovelty", "SparseDFOP", "SelectiveSampler")
 
 
 def family_of(model: Any) -> Family:
@@ -824,6 +824,10 @@ def family_of(model: Any) -> Family:
             from .family_sparse import sparse_dfop_family
 
             return sparse_dfop_family(model)
+    if name == "SelectiveSampler":
+        from .family_selective import selective_family
+
+        return selective_family(model)
     raise ExportError(
         f"{name} cannot be exported yet (supported: {', '.join(SUPPORTED)}; "
         "docs/design/export.md says why the others are not yet)")

@@ -264,8 +264,8 @@ def _functions(family: Family, model: Any, stored: bool) -> None:
 
 
 def _c_api(family: Family, model: Any, stored: bool) -> list[str]:
-    """The header's lines for the sparse calls (``@PREFIX@`` / ``@P@``: the export's
-    prefix, upper-cased for ``@P@``)."""
+    """The header's lines for the sparse calls (``@prefix@`` / ``@PREFIX@``: the export's
+    prefix, upper-cased for ``@PREFIX@``)."""
     from .header import _CTYPE
 
     T = _CTYPE[str(family.dtype)]
@@ -274,27 +274,27 @@ def _c_api(family: Family, model: Any, stored: bool) -> list[str]:
     kind = {0: "gaussian (M stored in M_T)", 1: "hashed (M computed, nothing stored)",
             2: "rademacher (M from hash bits, nothing stored)"}[model._kind]
     return [
-        f"#define @P@_N_COMPONENTS {model.n_components} /* d: psi = M x, M d x N_FEATURES */",
-        f"#define @P@_PROJECTION \"{model.projection}\" /* {kind}, seed {model.seed} */",
-        f"#define @P@_BAD_INDICES ({BAD_INDICES}) /* an index outside [0, N_FEATURES), "
+        f"#define @PREFIX@_N_COMPONENTS {model.n_components} /* d: psi = M x, M d x N_FEATURES */",
+        f"#define @PREFIX@_PROJECTION \"{model.projection}\" /* {kind}, seed {model.seed} */",
+        f"#define @PREFIX@_BAD_INDICES ({BAD_INDICES}) /* an index outside [0, N_FEATURES), "
         "indices",
         " * decreasing somewhere, or nnz < 0: nothing learnt (sort a row before the call;",
         " * a repeated index adds up, in the given order) */",
-        f"int64_t @PREFIX@_learn_one_sparse_blocks({blocks}, const int64_t *indices,",
+        f"int64_t @prefix@_learn_one_sparse_blocks({blocks}, const int64_t *indices,",
         f"    const {T} *values, int64_t nnz, double y, double *yhat);",
-        f"int64_t @PREFIX@_predict_one_sparse_blocks({blocks}, const int64_t *indices,",
+        f"int64_t @prefix@_predict_one_sparse_blocks({blocks}, const int64_t *indices,",
         f"    const {T} *values, int64_t nnz, double *yhat);",
         "/* learn_one of the sparse row x[indices[k]] = values[k] (k < nnz; the others 0):",
         " * OK, INVALID (as learn_one) or BAD_INDICES (state unchanged, *yhat not written). */",
-        "static inline int64_t @PREFIX@_learn_one_sparse(@PREFIX@_state *s, "
+        "static inline int64_t @prefix@_learn_one_sparse(@prefix@_state *s, "
         "const int64_t *indices,",
         f"    const {T} *values, int64_t nnz, double y, double *yhat) {{",
-        f"    return @PREFIX@_learn_one_sparse_blocks({args}, indices, values, nnz, y, "
+        f"    return @prefix@_learn_one_sparse_blocks({args}, indices, values, nnz, y, "
         "yhat); }",
         "/* *yhat = predict_one of the sparse row; OK or BAD_INDICES (*yhat not written). */",
-        "static inline int64_t @PREFIX@_predict_one_sparse(@PREFIX@_state *s, "
+        "static inline int64_t @prefix@_predict_one_sparse(@prefix@_state *s, "
         "const int64_t *indices,",
         f"    const {T} *values, int64_t nnz, double *yhat) {{",
-        f"    return @PREFIX@_predict_one_sparse_blocks({args}, indices, values, nnz, "
+        f"    return @prefix@_predict_one_sparse_blocks({args}, indices, values, nnz, "
         "yhat); }",
     ]

@@ -91,7 +91,8 @@ class Family:
     #: C declarations of the family's further calls (beyond learn_one, learn_many and
     #: predict_one; each a ``functions`` entry compiled as ``<prefix>_<name>_blocks``):
     #: prototypes, their comments and ``static inline`` wrappers over the state,
-    #: written into the header after the three standard calls.
+    #: written into the header after the three standard calls. ``@prefix@`` and
+    #: ``@PREFIX@`` in them become the export's prefix (lower and upper case).
     c_api: list[str] = field(default_factory=list)
 
 

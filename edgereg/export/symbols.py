@@ -21,9 +21,10 @@ ALLOWED = [
     # The auto bank's fixed-share weights: the target's libm, where the JIT calls
     # the one numba's process links (tests/test_export.py compares the bits).
     r"expf?",
-    # SparseDFOP's hashed projection: the ziggurat's tail draws (beyond r = 4.04, about
-    # 5e-5 of M's entries) take the target's log (docs/design/export.md).
-    r"logf?",
+    # SparseDFOP's hashed projection (the ziggurat's tail draws take log), and
+    # SelectiveSampler's query threshold t^-kappa (pow) and its switch tests' e-values
+    # (log, log1p): the target's libm, as for the bank's exp (docs/design/export.md).
+    r"logf?", r"log1pf?", r"powf?",
     r"__aeabi_mem(set|clr|cpy|move)[48]?",
     r"__aeabi_[ul]?(div|idiv|uidiv|ldivmod|uldivmod|idivmod|uidivmod|lmul|llsl|llsr|lasr|lcmp|ulcmp)",
     r"__aeabi_[dfl]\w*", r"__aeabi_u?[il]2[df]", r"__aeabi_(f2d|d2f)",
