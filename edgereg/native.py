@@ -35,9 +35,10 @@ class NativeModel:
         ``<prefix>.json`` (the layout) is read from the same folder.
 
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
-    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES and the three NORMA
-    models, in float64 or float32, and the float32-only arithmetic (whose y,
-    predictions and ``out`` are float32). The calls are the models' own:
+    ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES, the three NORMA
+    models and a DriftAlarm over DFOP, RLS or the bank, in float64 or float32,
+    and the float32-only arithmetic (whose y, predictions and ``out`` are
+    float32). The calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
     ``learn_many(X)``, no target). The state is one numpy buffer laid out as
@@ -86,7 +87,11 @@ class NativeModel:
         self._predict_one.restype = i64 if m else yreal
         self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
         self._yhat_p = self._yhat.ctypes.data_as(yp)
-        self._skip = lay["params"].get("on_invalid") == "skip"
+        params = lay["params"]
+        # A DriftAlarm's on_invalid (and class) are its wrapped model's.
+        self._wrapped = params["model"] if isinstance(params.get("model"), dict) else {
+            "class": self.model, "params": params}
+        self._skip = self._wrapped["params"].get("on_invalid") == "skip"
         self.reset()
 
     def reset(self) -> None:
@@ -229,7 +234,7 @@ class NativeModel:
         if not same:
             raise StateFileError(f"{path!r} holds another model or other parameters "
                                  f"than {self.layout['model']}{self.layout['params']}")
-        if self.layout["model"] == "DFOPBank":
+        if self._wrapped["class"] == "DFOPBank":
             raise StateFileError(f"{path!r}: NativeModel does not load a bank's file (its "
                                  "members' factors follow the saved window, which "
                                  "edgereg.load places)")

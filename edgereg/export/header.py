@@ -163,7 +163,10 @@ def write_header(family: Family, prefix: str, info: dict, blob_head: bytes) -> s
             f"static inline {Y} {prefix}_predict_one({prefix}_state *s, const {T} *x) {{",
             f"    return {prefix}_predict_one_blocks({args}, x); }}", ""]
     if family.c_api:
-        lines += ["/* The model's further calls. */", *family.c_api, ""]
+        # <prefix> / <PREFIX>: the export's name, known only here.
+        lines += ["/* The model's further calls. */",
+                  *(c.replace("<prefix>", prefix).replace("<PREFIX>", P) for c in family.c_api),
+                  ""]
     lines += ["/* init: the state of a fresh model with the exported hyper-parameters"
               " (non-zero entries as bits). */"]
     for b, (name, _) in zip(family.blocks, offsets, strict=True):
