@@ -175,7 +175,7 @@ def results(tmp_path_factory):
         pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
     cases = [(label, _MODELS[label], key, 6, _N, "regression") for label, key in _CASES
              if not S.missing_for(key)]
-    native = {(label, key) for label, key, *_ in cases if key == "x86_64"}
+    native = {(case[0], case[2]) for case in cases if case[2] == "x86_64"}
     if not shutil.which("cc"):
         native = set()
     rows = S.run_cases(cases, tmp_path_factory.mktemp("export-drift"), shared=native)
