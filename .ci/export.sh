@@ -11,7 +11,8 @@
 #    (the three RISC-V packages took 36 s on a machine without them). .ci/run
 #    starts it in the background at the end of its first stage, so that here
 #    it finds them installed.
-# 2. ONE pytest run of tests/test_export.py with EDGEREG_EXPORT_TESTS=1. Its
+# 2. ONE pytest run of tests/test_export.py (and test_export_drift.py: three
+#    DriftAlarm cases, 121 s alone on the shared machine) with EDGEREG_EXPORT_TESTS=1. Its
 #    time is the exports' compiling (numba and LLVM, in export worker
 #    processes): 525 of the 551 s of a run with the exports one batch after
 #    the other, on this shared 2-core machine; the C compilers and qemu took
@@ -30,5 +31,6 @@ step "toolchains (.ci/export-tools.sh)"
 bash "$(dirname "$0")/export-tools.sh"
 
 step "exported code against the JIT, every target"
-EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export.py -rs
+EDGEREG_EXPORT_TESTS=1 python -m pytest -q -p no:cacheprovider -m '' tests/test_export.py \
+  tests/test_export_drift.py -rs
 step "done"
