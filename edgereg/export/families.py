@@ -811,7 +811,7 @@ def family_of(model: Any) -> Family:
     if isinstance(model, DriftAlarm) and name == "DriftAlarm":
         from .family_drift import drift_family
 
-        return drift_family(model)
+        return drift_family(model, family_of)
     if isinstance(model, DFOP) and name in ("DFOP", "RLS"):
         return dfop_family(model)
     if isinstance(model, DFOPBank) and name == "DFOPBank":

@@ -24,10 +24,13 @@ predictions: learn_many takes no per-step forgetting (``n_mu`` must be 0), as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ._errors import ExportError
 from .shims import SHIM_OPTIONS, Block, Family, index_names, locate_fields
@@ -56,11 +59,22 @@ def _refuse(model: Any, inner: Any) -> None:
             "arithmetic")
 
 
-def drift_family(model: Any) -> Family:
-    """DriftAlarm: the wrapped model's family with the alarm's blocks after its own."""
+@intrinsic
+def _stack_double(typingctx):
+    """A pointer to one double on the shim's stack (an ``alloca``: no allocation), so
+    that learn_one's scalar y reaches the test as a (1,) array."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float64))
+
+    return types.CPointer(types.float64)(), codegen
+
+
+def drift_family(model: Any, family_of: Callable[[Any], Family]) -> Family:
+    """DriftAlarm: the wrapped model's family with the alarm's blocks after its own.
+    ``family_of``: the exporter's (``families.family_of``, which imports this module)."""
     from .._kernels import compare as kc
     from .._kernels import eprocess as ke
-    from .families import _stack_double, family_of
 
     inner = model.model
     _refuse(model, inner)
