@@ -12,7 +12,8 @@
 #    starts it in the background at the end of its first stage, so that here
 #    it finds them installed.
 # 2. ONE pytest run of tests/test_export.py (and test_export_drift.py: three
-#    DriftAlarm cases, 121 s alone on the shared machine) with EDGEREG_EXPORT_TESTS=1. Its
+#    DriftAlarm cases, 94-121 s alone on the shared machine) with
+#    EDGEREG_EXPORT_TESTS=1. Its
 #    time is the exports' compiling (numba and LLVM, in export worker
 #    processes): 525 of the 551 s of a run with the exports one batch after
 #    the other, on this shared 2-core machine; the C compilers and qemu took
