@@ -100,6 +100,7 @@ def test_the_header_names_the_models_and_the_alarms_constants_apart():
         test = "COMPARE_DELTA" if model.test == "compare" else "DELTA"
         assert re.search(rf"#define MY_ALARM_ALARM_HYPER_{test} \d+ /\* = 0\.1 \*/", text)
         assert "static inline int64_t my_alarm_n_drifts(const my_alarm_state *s)" in text
+        assert "log, log1p and exp" in text
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")

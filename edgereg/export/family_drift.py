@@ -169,7 +169,8 @@ def _c_api(model: Any, hyper_names: dict[str, int], code_names: dict[str, int]) 
     lines = [f"/* The drift alarm (test \"{model.test}\"): its blocks drift_E, drift_N,",
              " * drift_work, drift_hyper, drift_codes. drift_N holds the ring of the latest",
              " * alarms (the row index, among the rows tested, of each) then the counts.",
-             " * drift_hyper (double) and drift_codes (int64_t) entries: index, value. */",
+             " * drift_hyper (double) and drift_codes (int64_t) entries: index, value.",
+             " * The test calls the C library's log, log1p and exp (link with -lm). */",
              f"#define <PREFIX>_ALARM_TEST_{model.test.upper()} 1",
              f"#define <PREFIX>_ALARM_RECORD {DRIFT_RECORD} /* entries of the ring */",
              f"#define <PREFIX>_ALARM_COUNT_TESTED {DRIFT_RECORD + COUNT_SEEN} "
