@@ -37,10 +37,10 @@ class NativeModel:
     Every exported model: DFOP and RLS (fixed or per-step forgetting), the
     ``forgetting="auto"`` bank, PARegressor, SOMOR, MORES, the three NORMA
     models, SparseDFOP (also ``learn_one_sparse`` / ``predict_one_sparse`` of a
-    row's indices and values) and SelectiveSampler (also ``process_one(x,
-    label_oracle)``, its round in two C calls), in float64 or float32, and the
-    float32-only arithmetic (whose y, predictions and ``out`` are float32). The
-    calls are the models' own:
+    row's indices and values), SelectiveSampler (also ``process_one(x,
+    label_oracle)``, its round in two C calls) and a DriftAlarm over DFOP, RLS or
+    the bank, in float64 or float32, and the float32-only arithmetic (whose y,
+    predictions and ``out`` are float32). The calls are the models' own:
     ``learn_one(x, y)`` returns the prediction made before learning, a float,
     or an array of ``n_outputs`` (NORMANovelty: ``learn_one(x)`` and
     ``learn_many(X)``, no target). The state is one numpy buffer laid out as
@@ -99,7 +99,11 @@ class NativeModel:
             self._sparse[0].restype = self._sparse[1].restype = i64
         self._yhat = np.zeros(max(m, 1), dtype=self._io)  # learn_one's prediction
         self._yhat_p = self._yhat.ctypes.data_as(yp)
-        self._skip = lay["params"].get("on_invalid") == "skip"
+        params = lay["params"]
+        # A DriftAlarm's on_invalid (and class) are its wrapped model's.
+        self._wrapped = params["model"] if isinstance(params.get("model"), dict) else {
+            "class": self.model, "params": params}
+        self._skip = self._wrapped["params"].get("on_invalid") == "skip"
         if self.model == "SelectiveSampler":  # its round in two calls: assess, commit
             self._assess = getattr(self._lib, f"{prefix}_assess_blocks")
             self._assess.argtypes = [*blocks, real, yp, ctypes.POINTER(i64)]

@@ -6,8 +6,8 @@ writes ``<name>.o`` (the kernels, compiled by LLVM for the target), ``<name>.h``
 their statuses, the hyper-parameters) and ``README-<name>.md``. The route and
 its checks are docs/design/export.md. Supported: DFOP and RLS (regression and
 classification, fixed or per-step forgetting), PARegressor (PA-I, PA-II, one
-output or several), SOMOR, MORES and NORMA (regression, classification,
-novelty).
+output or several), SOMOR, MORES, NORMA (regression, classification,
+novelty) and DriftAlarm over DFOP, RLS or the bank.
 """
 
 from __future__ import annotations

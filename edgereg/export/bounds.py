@@ -62,7 +62,7 @@ def integer_bounds(model: Any) -> list[list[Any]]:
             high = _edge(model, state, i, j, now, LIMIT)
             if (low, high) != (-LIMIT, LIMIT):
                 out.append([name, j, low, high])
-    return out
+    return _unpinned(model, state, out)
 
 
 #: Integers of at most this many accepted values are tried for derived work.
@@ -118,3 +118,27 @@ def derived_work(model: Any, family_of: Any, image: Any, layout: Any,
                     [b"".join(im[a: a + n].tobytes() for a, n in ranges).hex()
                      for im in images]])
     return out
+
+
+def _unpinned(model: Any, state: Any, found: list[list[Any]]) -> list[list[Any]]:
+    """Widen the range of an element that the state as it is pins to one value
+    through another element (DriftAlarm's alarm count, at most its count of rows
+    tested: 0..0 in a fresh state): searched again with every other bounded
+    integer at its high end, when the model accepts that state."""
+    pinned = [b for b in found if b[2] == b[3]]
+    if not pinned:
+        return found
+    arrays = [np.array(a, copy=True) for a in state]
+    names = list(state._fields)
+    for name, j, _, high in found:
+        arrays[names.index(name)].reshape(-1)[j] = high
+    for b in pinned:
+        arrays[names.index(b[0])].reshape(-1)[b[1]] = b[2]
+    high_state = type(state)(*arrays)
+    if model._state_faults(high_state):
+        return found
+    for b in pinned:
+        i, now = names.index(b[0]), b[2]
+        b[2] = min(now, _edge(model, high_state, i, b[1], now, -LIMIT))
+        b[3] = max(now, _edge(model, high_state, i, b[1], now, LIMIT))
+    return found

@@ -789,7 +789,7 @@ def bank_family(model: Any) -> Family:
 
 #: The exportable classes (by exact name: a subclass may change the kernels).
 SUPPORTED = ("DFOP", "RLS", "DFOPBank", "PARegressor", "SOMOR", "MORES", "NORMARegressor",
-             "NORMAClassifier", "NORMANovelty", "SparseDFOP", "SelectiveSampler")
+             "NORMAClassifier", "NORMANovelty", "SparseDFOP", "SelectiveSampler", "DriftAlarm")
 
 
 def family_of(model: Any) -> Family:
@@ -797,6 +797,7 @@ def family_of(model: Any) -> Family:
     from .._norma_base import _NORMA
     from ..bank import DFOPBank
     from ..dfop import DFOP
+    from ..drift import DriftAlarm
     from ..mores import MORES, SOMOR, PARegressor
 
     name = type(model).__name__
@@ -807,6 +808,10 @@ def family_of(model: Any) -> Family:
         # Other kernels (the interval's pass, the imputation's step) that no shim calls.
         raise ExportError(f"{name} with coverage or missing='impute' cannot be exported yet "
                           "(docs/design/export.md, 'Not yet')")
+    if isinstance(model, DriftAlarm) and name == "DriftAlarm":
+        from .family_drift import drift_family
+
+        return drift_family(model, family_of)
     if isinstance(model, DFOP) and name in ("DFOP", "RLS"):
         return dfop_family(model)
     if isinstance(model, DFOPBank) and name == "DFOPBank":

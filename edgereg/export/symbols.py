@@ -22,8 +22,9 @@ ALLOWED = [
     # the one numba's process links (tests/test_export.py compares the bits).
     r"expf?",
     # SparseDFOP's hashed projection (the ziggurat's tail draws take log), and
-    # SelectiveSampler's query threshold t^-kappa (pow) and its switch tests' e-values
-    # (log, log1p): the target's libm, as for the bank's exp (docs/design/export.md).
+    # SelectiveSampler's query threshold t^-kappa (pow), its and DriftAlarm's switch
+    # tests' e-values (log, log1p): the target's libm, as for the bank's exp
+    # (docs/design/export.md).
     r"logf?", r"log1pf?", r"powf?",
     r"__aeabi_mem(set|clr|cpy|move)[48]?",
     r"__aeabi_[ul]?(div|idiv|uidiv|ldivmod|uldivmod|idivmod|uidivmod|lmul|llsl|llsr|lasr|lcmp|ulcmp)",
