@@ -29,11 +29,17 @@ from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from ._errors import ExportError
-from .shims import SHIM_OPTIONS, Block, Family, index_names, locate_fields
+from .shims import (
+    BAD_LENGTH,
+    SHIM_OPTIONS,
+    Block,
+    Family,
+    _stack_double,
+    index_names,
+    locate_fields,
+)
 
 #: The blocks the alarm adds after the wrapped model's, in the struct's order.
 ALARM_BLOCKS = ("drift_E", "drift_N", "drift_work", "drift_hyper", "drift_codes")
@@ -57,17 +63,6 @@ def _refuse(model: Any, inner: Any) -> None:
             "alarm's test computes in float64 (its e-values call log and exp), so the "
             "object would not be float32 only; export the model with the default "
             "arithmetic")
-
-
-@intrinsic
-def _stack_double(typingctx):
-    """A pointer to one double on the shim's stack (an ``alloca``: no allocation), so
-    that learn_one's scalar y reaches the test as a (1,) array."""
-
-    def codegen(context, builder, signature, args):
-        return cgutils.alloca_once(builder, context.get_value_type(types.float64))
-
-    return types.CPointer(types.float64)(), codegen
 
 
 def drift_family(model: Any, family_of: Callable[[Any], Family]) -> Family:
@@ -137,7 +132,7 @@ def drift_family(model: Any, family_of: Callable[[Any], Family]) -> Family:
 
     def learn_many(PWp, Bp, Ep, Np, Wp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
         if n_mu != 0:
-            return np.int64(-3)  # BAD_LENGTH: the alarm's learn_many has no forgetting
+            return np.int64(BAD_LENGTH)  # the alarm's learn_many has no forgetting
         first = inner_many(PWp, Bp, Xp, Yp, n, mup, n_mu, outp)
         rows = n if first < 0 else first
         alarm_rows(carray(Xp, (n, d)), carray(Yp, (n,)), carray(outp, (n,)), rows, Ep, Np, Wp, Hp,

@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 from .._kernels.selective_block import _label_of
 from ._errors import ExportError
-from .shims import SHIM_OPTIONS, Block, Family, Field, index_names, locate_fields
+from .shims import BAD_LENGTH, SHIM_OPTIONS, Block, Family, Field, index_names, locate_fields
 
 #: commit's status when no assessed round is pending (nothing is done).
 NO_ROUND = 3
@@ -38,7 +38,6 @@ N_ROUND = 6
 #: Rows of learn_many per kernel call: its ``asked`` flags live in a stack array of
 #: this many bytes (the block kernel needs one per row; the C call allocates nothing).
 CHUNK = 64
-BAD_LENGTH = -3  # learn_many: n_mu is not 0 (no forgetting), as the other families
 
 
 def _stack_flags(n: int):

@@ -31,7 +31,19 @@ from numba import carray, njit, types
 
 from .._kernels.selective_block import _label_of
 from ._errors import ExportError
-from .shims import SHIM_OPTIONS, Block, Family, Field, index_names, locate_fields
+from .shims import (
+    BAD_FORGETTING,
+    BAD_LENGTH,
+    SHIM_OPTIONS,
+    Block,
+    Family,
+    Field,
+    _labels_into,
+    _numba_float,
+    _signs,
+    index_names,
+    locate_fields,
+)
 
 #: learn_one_sparse / predict_one_sparse: an index out of [0, D), indices not
 #: non-decreasing, or nnz < 0 (nothing read past the check, the state unchanged).
@@ -101,7 +113,6 @@ def sparse_dfop_family(model: Any) -> Family:
 def _functions(family: Family, model: Any, stored: bool) -> None:
     from .._kernels import dfop as k
     from .._kernels import sparse as ks
-    from .families import BAD_FORGETTING, BAD_LENGTH, _labels_into, _numba_float, _signs
 
     D, d = model.n_features, model.n_components
     nB, nblock, nhash = model._B.size, model._work.psi_block.shape[0], model._work.hash.size // 2

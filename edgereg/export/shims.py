@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import carray
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .._kernels.selective_block import _label_of
 
 #: numba options of every shim: no CPython wrapper (no Py* symbol), NumPy's
 #: error model (a division by zero is inf/NaN, never an exception).
@@ -222,3 +226,52 @@ def nocopy_reshape_signature():
 
     p = types.CPointer(types.intp)
     return types.intc(types.intp, p, p, types.intp, p, p, types.intp, types.intc)
+
+
+# ------------------------------------------------ what every family's shims share
+#: Status of learn_one (the kernels' OK / INVALID) and of the shims.
+BAD_FORGETTING = -2  # learn_many: a per-step forgetting factor outside [0, 1)
+BAD_LENGTH = -3  # learn_many: n_mu is neither 0, 1 nor n
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _labels_into(Yp, n, out):
+    """The block's labels by the classifiers' one policy (``_label_of``: 1 -> 1,
+    0 or -1 -> -1, else NaN: invalid), written into out, which the kernel then
+    reads as Y (row t is read before out[t] is written)."""
+    Y = carray(Yp, (n,))
+    for t in range(n):
+        out[t] = _label_of(Y[t])
+    return out
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _signs(out, n):
+    """A classifier's predictions as the class returns them (-1 for a refused row's NaN)."""
+    for t in range(n):
+        out[t] = 1.0 if out[t] >= 0.0 else -1.0
+
+
+def _numba_float(dtype: np.dtype):
+    return types.float32 if np.dtype(dtype) == np.float32 else types.float64
+
+
+@intrinsic
+def _stack_double(typingctx):
+    """A pointer to one double on the caller's stack (an ``alloca``: no allocation),
+    so that a scalar y reaches the multi-output kernels as a (1,) array."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float64))
+
+    return types.CPointer(types.float64)(), codegen
+
+
+@intrinsic
+def _stack_float(typingctx):
+    """``_stack_double`` for one float (the float32 arithmetic's scalar y)."""
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.float32))
+
+    return types.CPointer(types.float32)(), codegen
