@@ -953,7 +953,10 @@ def selective_reference(
     for s in range(n):
         x = X[s].copy()
         if normalize and np.any(x != 0):
-            x = x / np.linalg.norm(x)
+            # Scaled down as the kernels do (``_prepare``): ||x||^2 <= 1, so the
+            # exact tie at an epoch's start (A = I, r = 1/2 = 4^-1/2) is no query
+            # whatever the rounding of the norm and of the solve below.
+            x = x / np.linalg.norm(x) * (1.0 - (d + 8) * np.finfo(np.float64).eps)
         t = t_epoch + 1
         At = A + np.outer(x, x)
         r = x @ np.linalg.solve(At, x)
