@@ -20,7 +20,11 @@
 #    DFOP's and the bank's models apart from the others; float64 apart from
 #    float32), two worker processes at a time, the heaviest first, and each
 #    harness is built and run as soon as its batch is written
-#    (tests/export_support.py, run_cases).
+#    (tests/export_support.py, run_cases). Every test file's cases go into
+#    those batches together (session_rows: DFOP under a drift alarm or a
+#    projection compiles DFOP's kernels with DFOP's cases): 344 s for the
+#    stage alone on this machine, against 416-446 s with one file's exports
+#    after another's (as two xdist workers, or in series).
 # 3. examples/c/sizes.py for DFOP (d = 6, float32 only) on the M4F and the M0+:
 #    flash, state and stack as the README states them, and equal to the JIT
 #    (its exit status); about 15 s.

@@ -3,9 +3,12 @@ stream, the JIT's hash of it, a C harness that replays it, and the toolchains.""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -355,7 +358,11 @@ def build_and_run_bare(workdir: Path, exported: dict, source: str, key: str) -> 
 #: The kernels' modules whose models share compiled kernels, and the weight of
 #: one model's export in them (measured: a DFOP or bank model took about three
 #: times a PA, SOMOR or NORMA model, 37 s against 12 s at level 3).
-_KERNEL_GROUPS = {"edgereg.dfop": ("dfop", 3), "edgereg.bank": ("dfop", 3)}
+_KERNEL_GROUPS = {"edgereg.dfop": ("dfop", 3), "edgereg.bank": ("dfop", 3),
+                  # DFOP's kernels under a projection or an alarm (the drift over the
+                  # bank, the bank's too); the selective's are its own, heavier than PA's.
+                  "edgereg.sparse_dfop": ("dfop", 3), "edgereg.drift": ("dfop", 3),
+                  "edgereg.selective": ("other", 2)}
 
 
 def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
@@ -423,7 +430,12 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
 
     def export(batch):
         chosen, more = batches[batch], extra if batch == host else []
+        start = time.perf_counter()
         done = export_batch(more + [jobs[i] for i in chosen], numba_opt=batch[0])
+        if os.environ.get("EDGEREG_EXPORT_TIMES"):  # where the time goes (pytest -s)
+            print(f"export batch {batch}: {len(chosen) + len(more)} jobs "
+                  f"{sorted({meta[i][0] for i in chosen})} in "
+                  f"{time.perf_counter() - start:.1f} s", file=sys.__stderr__, flush=True)
         for i, info in zip(chosen, done[len(more):], strict=True):
             (meta[i][-1] / "info.json").write_text(json.dumps(info))
         return done[: len(more)], chosen
@@ -477,9 +489,44 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
             submit_built()
         for i, future in built.items():
             info = json.loads((meta[i][-1] / "info.json").read_text())
-            rows[i].update(c=future.result(), undefined=info["undefined"],
+            rows[i].update(c=future.result(), out=str(meta[i][-1]), undefined=info["undefined"],
                            code_bytes=info["code_bytes"], state_bytes=info["state_bytes"],
                            shared=info.get("shared"),
                            flash=json.loads((meta[i][-1] / "flash.json").read_text())
                            if (meta[i][-1] / "flash.json").exists() else None)
     return extra_rows + rows
+
+
+#: The session's export rows (``session_rows``), computed once.
+_SESSION: dict = {}
+
+
+def session_rows(session, tmp_path_factory) -> dict:
+    """``run_cases`` once for every export test module of the pytest session: each
+    module that defines ``export_cases(items)`` (its items of the session -> its
+    cases and the (label, key) pairs also linked as shared libraries) has its
+    cases exported in the same batches as the others', so that two modules' models
+    on the same kernels (DFOP under a drift alarm or a projection, and DFOP) compile
+    them once, and the two export slots stay busy from the first case to the last
+    (.ci/export.sh runs every module in one pytest). Rows by (label, target key);
+    a row's ``out`` is its folder (``info.json``: the export's paths and facts)."""
+    if "rows" not in _SESSION:
+        modules: list = []
+        for item in session.items:
+            module = getattr(item, "module", None)
+            if hasattr(module, "export_cases") and module not in modules:
+                modules.append(module)
+        cases: list = []
+        shared: set = set()
+        for module in modules:
+            more, links = module.export_cases([i for i in session.items
+                                               if getattr(i, "module", None) is module])
+            taken = {(c[0], c[2]) for c in cases}
+            clash = [(c[0], c[2]) for c in more if (c[0], c[2]) in taken]
+            if clash:
+                raise ValueError(f"{module.__name__}: export cases named twice: {clash}")
+            cases += more
+            shared |= set(links)
+        rows = run_cases(cases, tmp_path_factory.mktemp("export"), shared=shared)
+        _SESSION["rows"] = {(r["label"], r["target"]): r for r in rows}
+    return _SESSION["rows"]

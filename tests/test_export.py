@@ -229,15 +229,13 @@ def _available(target):
 _ASKED = os.environ.get("EDGEREG_EXPORT_TESTS") == "1"
 
 
-@pytest.fixture(scope="module")
-def results(request, tmp_path_factory):
-    if not _ASKED:
-        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
-    # Only the cases this session runs (``-k riscv`` exports the RISC-V ones).
-    items = request.session.items
+def export_cases(items):
+    """This file's export cases among the session's items (``-k riscv`` exports the
+    RISC-V ones), and the host cases also linked as shared libraries, which
+    edgereg.native drives (``export_support.session_rows`` exports every export
+    test file's cases together)."""
     chosen = {(i.callspec.params["label"], i.callspec.params["target"]) for i in items
               if "target" in getattr(getattr(i, "callspec", None), "params", {})}
-    # edgereg.native drives each host case's own export, also linked as a shared library.
     native = {(i.callspec.params["label"], _NATIVE_TARGET) for i in items
               if getattr(i, "originalname", "") == "test_native_runs_the_exported_library"
               "_as_the_jit_does"} if shutil.which("cc") and _available(_NATIVE_TARGET) else set()
@@ -250,9 +248,14 @@ def results(request, tmp_path_factory):
         task = "classification" if "classification" in label else "regression"
         n = 120 if d == 30 else 150 if target == "cortex-m0plus" else 300  # M0: 16 KB RAM
         cases.append((label, _MODELS[label], target, d, n, task))
-    work = tmp_path_factory.mktemp("export")
-    rows = S.run_cases(cases, work, shared=native)
-    return {(r["label"], r["target"]): r for r in rows}
+    return cases, native
+
+
+@pytest.fixture(scope="module")
+def results(request, tmp_path_factory):
+    if not _ASKED:
+        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
+    return S.session_rows(request.session, tmp_path_factory)
 
 
 @pytest.mark.slow

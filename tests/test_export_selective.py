@@ -171,23 +171,29 @@ def test_the_test_stream_switches_and_skips():
     assert learnt.n_switches_ >= 1 and learnt.n_skipped_ >= 3
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    if not _ASKED:
-        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
+def export_cases(items):
+    """This file's compiled cases when the session runs a test that needs them
+    (``export_support.session_rows`` exports every export test file's cases
+    together), and the host one linked as a shared library for edgereg.native."""
+    if not any("exported" in getattr(i, "fixturenames", ()) for i in items):
+        return [], set()
     targets = [t for t in TARGETS if not S.missing_for(t)]
     native = {("selective", "x86_64")} if shutil.which("cc") else set()
-    work = tmp_path_factory.mktemp("export-selective")
-    cases = [("selective", _model, t, D, N, "classification") for t in targets]
-    # Two export processes at once (CI); EDGEREG_EXPORT_JOBS=1 on a shared machine.
-    rows = S.run_cases(cases, work, shared=native,
-                       jobs_at_once=int(os.environ.get("EDGEREG_EXPORT_JOBS", "2")))
+    return [("selective", _model, t, D, N, "classification") for t in targets], native
+
+
+@pytest.fixture(scope="module")
+def exported(request, tmp_path_factory):
+    if not _ASKED:
+        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
+    everything = S.session_rows(request.session, tmp_path_factory)
+    rows = [everything["selective", t] for t in TARGETS if ("selective", t) in everything]
     X, Y, _ = S.stream(D, N, "classification")
     reference, _ = _round_reference(X, Y)
     family = family_of(_model())
     out = {}
     for row in rows:
-        folder = work / f"selective-{row['target']}"
+        folder = Path(row["out"])
         info = json.loads((folder / "info.json").read_text())
         bare = row["target"] in S.BARE_TARGETS
         source = _round_source(info["prefix"], family, X, Y, bare)

@@ -243,24 +243,36 @@ def test_the_classs_sparse_rows_are_what_the_c_calls_take():
 
 
 # ------------------------------------------------------------ compiled
+def export_cases(items):
+    """This file's compiled cases when the session runs a test that needs them
+    (``export_support.session_rows`` exports every export test file's cases
+    together), and the host ones linked as shared libraries for edgereg.native."""
+    if not any(getattr(i, "originalname", "") in _COMPILED for i in items):
+        return [], set()
+    cases = [(label, _MODELS[label], key, D, 300,
+              "classification" if "classification" in label else "regression")
+             for label, key in CASES if not S.missing_for(key)]
+    native = {(c[0], c[2]) for c in cases if c[2] == "x86_64"} if shutil.which("cc") else set()
+    return cases, native
+
+
+_COMPILED = ("test_exported_sparse_dfop_equals_the_jit_bit_for_bit",
+             "test_native_runs_the_exported_sparse_dfop_as_the_jit_does")
+
+
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(request, tmp_path_factory):
+    """Each case's export (done with the session's others) run by a harness that
+    adds the sparse rows to the standard stream."""
     if not _ASKED:
         pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 (.ci/export.sh does) to compile and run")
-    from edgereg.export import export_batch
     from edgereg.export.families import family_of
 
-    work = tmp_path_factory.mktemp("export-sparse")
+    everything = S.session_rows(request.session, tmp_path_factory)
     rows = {}
-    cases = [(label, key) for label, key in CASES if not S.missing_for(key)]
-    jobs = []
-    for label, key in cases:
-        triple, cpu = (S.LINUX_TARGETS.get(key) or S.BARE_TARGETS[key])[:2]
-        out = work / f"{label}-{key}"
-        out.mkdir()
-        jobs.append(dict(model=_MODELS[label](), target=triple, cpu=cpu, out=str(out),
-                         shared=key == "x86_64" and shutil.which("cc") is not None))
-    done = export_batch(jobs)  # one compiling process per numba level, one at a time
+    cases = [(label, key) for label, key in CASES if (label, key) in everything]
+    done = [dict(json.loads((Path(everything[c]["out"]) / "info.json").read_text()),
+                 shared=everything[c]["shared"]) for c in cases]
     for (label, key), info in zip(cases, done, strict=True):
         model = _MODELS[label]()
         family = family_of(model)

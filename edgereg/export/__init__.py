@@ -5,9 +5,11 @@ writes ``<name>.o`` (the kernels, compiled by LLVM for the target), ``<name>.h``
 (the state layout, ``init``, ``learn_one``, ``learn_many``, ``predict_one``,
 their statuses, the hyper-parameters) and ``README-<name>.md``. The route and
 its checks are docs/design/export.md. Supported: DFOP and RLS (regression and
-classification, fixed or per-step forgetting), PARegressor (PA-I, PA-II, one
-output or several), SOMOR, MORES, NORMA (regression, classification,
-novelty) and DriftAlarm over DFOP, RLS or the bank.
+classification, fixed or per-step forgetting, and ``forgetting="auto"``'s
+bank), PARegressor (PA-I, PA-II, one output or several), SOMOR, MORES, NORMA
+(regression, classification, novelty), SparseDFOP (dense rows and sparse
+rows of indices and values), SelectiveSampler (its round in two calls:
+assess, then commit the label) and DriftAlarm over DFOP, RLS or the bank.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ __all__ = ["ExportError", "export", "export_batch", "export_state", "PINNED"]
 #: numba internals (a compiled function's IR and calling convention): another
 #: version could emit wrong code silently, so it is refused.
 PINNED = {"numba": "0.68.1", "llvmlite": "0.50."}
-
 
 
 def check_versions() -> None:
