@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def models() -> dict:
-    """label -> factory: every exported family in its float32-only arithmetic."""
+    """label -> factory: every exported family, in its float32-only arithmetic where
+    it has one (SparseDFOP apart: its rows are of D features, not d)."""
     import edgereg
 
     f32 = dict(dtype="float32", arithmetic="float32", on_invalid="skip")
@@ -50,6 +51,12 @@ def models() -> dict:
         "NORMARegressor (budget 48)": lambda: edgereg.NORMARegressor(6, 48, gamma=0.5, **f32),
         "NORMAClassifier (budget 48)": lambda: edgereg.NORMAClassifier(6, 48, **f32),
         "NORMANovelty (budget 48)": lambda: edgereg.NORMANovelty(6, 48, **f32),
+        # No float32-only arithmetic (their tests' e-values are float64 with libm):
+        # float32 arrays, float64 scalars, soft double on these boards.
+        "SelectiveSampler (float32; float64 scalars)": lambda: edgereg.SelectiveSampler(
+            6, dtype="float32", on_invalid="skip"),
+        "DriftAlarm over DFOP (float32; float64 scalars)": lambda: edgereg.DriftAlarm(
+            edgereg.DFOP(6, 0.01, dtype="float32", on_invalid="skip")),
     }
 
 
@@ -65,8 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     import export_support as S
 
+    from edgereg.export.families import family_of
+
     chosen = models()
     if args.models:
+        unknown = set(args.models.split(",")) - set(chosen)
+        if unknown:
+            parser.error(f"unknown models {sorted(unknown)}; known: {list(chosen)}")
         chosen = {k: v for k, v in chosen.items() if k in args.models.split(",")}
     targets = args.targets.split(",")
     missing = {t: S.missing_for(t) for t in targets if S.missing_for(t)}
@@ -77,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     # Each model twice: built for speed (O3, the default) and for size (--size).
     cases = [(f"{key}{'-size' if size else ''}", chosen[label], target, 6,
               150 if target == "cortex-m0plus" else 300,  # the M0+ board has 16 KB of RAM
-              "classification" if "lassif" in label else "regression", size)
+              family_of(chosen[label]()).task, size)
              for target in targets for key, label in labels.items() for size in (False, True)]
     out = Path(args.out or tempfile.mkdtemp(prefix="edgereg-sizes-"))
     rows = {(row["label"], row["target"]): row for row in S.run_cases(cases, out)}
