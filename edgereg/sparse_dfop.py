@@ -226,7 +226,8 @@ class SparseDFOP(DFOP):
 
     _auto_bank = "SparseDFOPBank"  # SparseDFOP(..., forgetting="auto")
     #: No ``arithmetic`` option (None, not DFOP's False): a float32 export of the class
-    #: builds a float32 model of the default arithmetic (``edgereg.export._model``).
+    #: is refused (it would not compute in float32 only; ``edgereg.export._model``),
+    #: a float32 instance exports as it is.
     _arith32 = None
 
     def __init__(

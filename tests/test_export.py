@@ -66,6 +66,18 @@ def test_unsupported_models_are_refused_before_compiling():
         edgereg.export.export(edgereg.SparseDFOP(3, 3, "auto"))
 
 
+@pytest.mark.parametrize("name", ["SparseDFOP", "SelectiveSampler"])
+def test_a_float32_export_of_a_class_without_float32_only_arithmetic_is_refused(name):
+    # --dtype float32 promises float32 only; these classes would keep float64 scalars.
+    with pytest.raises(ExportError, match=f"{name} has no float32-only arithmetic"):
+        edgereg.export.export(name, dtype="float32", features=6)
+
+
+def test_a_drift_alarm_class_is_refused_with_what_to_export_instead():
+    with pytest.raises(ExportError, match="DriftAlarm wraps a model: export an instance"):
+        edgereg.export.export("DriftAlarm", features=6)
+
+
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc (the host C compiler)")
 @pytest.mark.parametrize("code, bad", [
     ("#include <stdlib.h>\nvoid *f(void) { return malloc(8); }", "malloc"),

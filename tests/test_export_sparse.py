@@ -220,11 +220,13 @@ def test_the_readme_names_the_sparse_calls():
     assert "`sp_learn_one_sparse`, `sp_predict_one_sparse`" in text
 
 
-def test_a_float32_export_of_the_class_keeps_its_arithmetic():
+def test_a_float32_export_of_the_class_is_refused_and_an_instance_exports_as_it_is():
     from edgereg.export import _model
 
-    model = _model("SparseDFOP", D, "float32", {"n_components": d})
-    assert model.dtype == np.float32 and not model._arith32 and model.n_components == d
+    with pytest.raises(ExportError, match="no float32-only arithmetic"):
+        _model("SparseDFOP", D, "float32", {"n_components": d})
+    model = edgereg.SparseDFOP(D, d, dtype="float32")
+    assert _model(model, D, "float32", {}) is model
 
 
 def test_the_classs_sparse_rows_are_what_the_c_calls_take():

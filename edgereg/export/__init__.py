@@ -61,10 +61,22 @@ def _model(model_or_class: Any, features: int | None, dtype: str | None,
     cls = model_class(model_or_class) if isinstance(model_or_class, str) else model_or_class
     if features is None:
         raise ValueError("features (the input dimension d) is required to export a class")
-    if str(dtype) == "float32" and getattr(cls, "_arith32", None) is False \
-            and "arithmetic" not in params:
+    if cls.__name__ == "DriftAlarm":
+        raise ExportError("DriftAlarm wraps a model: export an instance "
+                          "(edgereg.export(DriftAlarm(DFOP(d, mu)), ...)) or a saved alarm's file")
+    if str(dtype) == "float32" and "arithmetic" not in params:
+        if getattr(cls, "_arith32", None) is None:
+            # No float32-only arithmetic: a float32 class export would run its float64
+            # scalars in software on a single-precision FPU, where --dtype float32
+            # promises float32 only. An instance is exported as it is, on purpose.
+            raise ExportError(
+                f"{cls.__name__} has no float32-only arithmetic (docs/design/export.md, "
+                "'Not yet'): a float32 export of the class would keep float64 scalars, "
+                "soft double on a single-precision FPU. Export float64, or a float32 "
+                f"instance ({cls.__name__}(..., dtype='float32')), which exports as it is "
+                "(float32 arrays, float64 scalars)")
         # A float32 export computes in float32 only: the arithmetic="float32" of
-        # DFOP, RLS, PARegressor, SOMOR and NORMA (a model instance is exported as it is).
+        # DFOP, RLS, PARegressor, SOMOR, MORES and NORMA (an instance is exported as it is).
         params = {**params, "arithmetic": "float32"}
     return cls(features, dtype=dtype or "float64", **params)
 
