@@ -371,7 +371,9 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
     """Export every (model, target key) case, run each harness, and return one
     row per case with the C line and the JIT's line.
     A case is (label, model factory, target key, d, n, task[, size]): ``size`` exports
-    for size (``edgereg export --size``) instead of speed. A case that fails
+    for size (``edgereg export --size``) instead of speed; task ``EXPORT_ONLY``
+    exports with no harness and no JIT line (a test drives the object itself:
+    ``on_invalid="raise"``, which the hostile stream's harness cannot replay). A case that fails
     to build or run has its error as its C line. ``reuse``: keep the objects of
     an earlier run in ``workdir`` (development). ``extra``: more export jobs for
     the host, their results returned first as rows. ``shared``: the (label, key)
@@ -442,6 +444,8 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
 
     def build(i, prefix, family, X, Y, MU, split):
         label, factory, key, d, n, task, out = meta[i]
+        if task == EXPORT_ONLY:
+            return ""
         info = json.loads((out / "info.json").read_text())
         try:
             if key in LINUX_TARGETS:
@@ -480,7 +484,8 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
             split = n // 2
             inputs.append((family, X, Y, MU, split))
             rows[i] = {"label": label, "target": key,
-                       "jit": jit_line(model, family, X, Y, MU, split)}
+                       "jit": None if task == EXPORT_ONLY else jit_line(model, family, X, Y,
+                                                                        MU, split)}
         submit_built()
         for future in as_completed(exports):
             more, chosen = future.result()
@@ -496,6 +501,9 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
                            if (meta[i][-1] / "flash.json").exists() else None)
     return extra_rows + rows
 
+
+#: run_cases' task of a case that is exported only (no harness, no JIT line).
+EXPORT_ONLY = "export-only"
 
 #: The session's export rows (``session_rows``), computed once.
 _SESSION: dict = {}

@@ -180,11 +180,19 @@ def export_cases(items):
     cases = [(label, _MODELS[label], key, 6, _N, "regression") for label, key in _CASES
              if not S.missing_for(key)]
     native = {(c[0], c[2]) for c in cases if c[2] == "x86_64"} if shutil.which("cc") else set()
+    if native:  # on_invalid="raise": driven by edgereg.native alone (no harness)
+        cases.append(("drift-float64-raise", _raising, "x86_64", 6, _N, S.EXPORT_ONLY))
+        native.add(("drift-float64-raise", "x86_64"))
     return cases, native
 
 
+def _raising():
+    return edgereg.DriftAlarm(edgereg.DFOP(6, 0.05))
+
+
 _COMPILED = ("test_the_exported_alarm_equals_the_jit_bit_for_bit",
-             "test_native_drives_the_exported_alarm_as_the_jit_does")
+             "test_native_drives_the_exported_alarm_as_the_jit_does",
+             "test_a_row_the_model_refuses_leaves_the_exported_alarm_unchanged")
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +265,34 @@ def test_native_drives_the_exported_alarm_as_the_jit_does(request, tmp_path, lab
 def _saved(native, tmp_path):
     native.save(tmp_path / "again.npz")
     return tmp_path / "again.npz"
+
+
+@pytest.mark.slow
+def test_a_row_the_model_refuses_leaves_the_exported_alarm_unchanged(request):
+    """Under on_invalid="raise" a refused row raises before the alarm's test sees it,
+    in the class and in C (status INVALID, the state unchanged: the test's counts
+    too); the other rows as the JIT's, bit for bit."""
+    if shutil.which("cc") is None or not _ASKED:
+        pytest.skip("slow: set EDGEREG_EXPORT_TESTS=1 with a host C compiler")
+    from edgereg.native import NativeModel
+
+    native = NativeModel(request.getfixturevalue("results")[("drift-float64-raise",
+                                                              "x86_64")]["shared"])
+    jit = _raising()
+    X, Y, _ = S.stream(6, _N)  # NaN and inf rows, a 1e300 target
+    refused = 0
+    for t in range(_N):
+        try:
+            expected = jit.learn_one(X[t], Y[t])
+        except ValueError:
+            with pytest.raises(ValueError):
+                native.learn_one(X[t], Y[t])
+            refused += 1
+        else:
+            assert np.float64(native.learn_one(X[t], Y[t])).tobytes() == \
+                np.float64(expected).tobytes()
+        if t % 50 == 0 or refused:
+            fields = native._fields()
+            for k, v in jit.state._asdict().items():
+                assert v.tobytes() == fields[k].tobytes(), (t, k)
+    assert refused >= 3 and jit.n_drifts_ >= 1
