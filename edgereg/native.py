@@ -147,9 +147,13 @@ class NativeModel:
         x = self._row(x)
         status = self._learn_one(*self._pointers, x.ctypes.data_as(self._real),
                                  self._target(y), self._yhat_p)
+        self._refused(status)
+        return self._yhat.copy() if self.n_outputs else self._yhat[0].item()
+
+    def _refused(self, status: int) -> None:
+        """A refused sample raises unless on_invalid is "skip" (the C call counted it)."""
         if status != 0 and not self._skip:
             raise ValueError(f"invalid sample (status {status}): state unchanged")
-        return self._yhat.copy() if self.n_outputs else self._yhat[0].item()
 
     def learn_many(self, X: Any, y: Any = None, forgetting: Any = None) -> np.ndarray:
         """Learn a block; the prequential predictions (as the model's learn_many)."""
@@ -210,17 +214,16 @@ class NativeModel:
 
     def learn_one_sparse(self, indices: Any, values: Any, y: Any) -> float:
         """learn_one of the sparse row x[indices] = values (SparseDFOP's exports)."""
-        args, keep = self._sparse_row(indices, values)
+        args, _alive = self._sparse_row(indices, values)  # the arrays behind the pointers
         status = self._sparse[0](*args, float(y), self._yhat_p)
         if status == -4:
             raise ValueError(f"indices must be in [0, {self.n_features}): state unchanged")
-        if status != 0 and not self._skip:
-            raise ValueError(f"invalid sample (status {status}): state unchanged")
+        self._refused(status)
         return self._yhat[0].item()
 
     def predict_one_sparse(self, indices: Any, values: Any) -> float:
         """The prediction for the sparse row x[indices] = values (no learning)."""
-        args, keep = self._sparse_row(indices, values)
+        args, _alive = self._sparse_row(indices, values)
         out = np.zeros(1, dtype=self._io)
         if self._sparse[1](*args, out.ctypes.data_as(self._yp)) == -4:
             raise ValueError(f"indices must be in [0, {self.n_features})")
@@ -238,11 +241,8 @@ class NativeModel:
         if status == 0:  # the C call reads y only when it asked for it
             status = self._commit(*self._pointers,
                                   float(label_oracle()) if asked else float("nan"))
-        if status != 0:
-            if not self._skip:
-                raise ValueError(f"invalid sample (status {status}): state unchanged")
-            return pred, False
-        return pred, asked
+        self._refused(status)
+        return pred, asked and status == 0
 
     def _learnt(self) -> list[tuple[str, tuple[int, ...], np.dtype, list[np.ndarray]]]:
         """(name, shape, dtype, the byte views of its runs in the struct) per learnt

@@ -80,7 +80,7 @@ def main(spec: dict) -> dict:
         # [field, flat index, low, byte ranges, their bytes per value]: work the
         # model's own load derives from a learnt integer (a bank's members' factors
         # follow its window), for edgereg.native's load.
-        "derived_work": derived_work(model, family_of, image, layout, bounds),
+        "derived_work": derived_work(model, bounds),
         "init": image(family, {b.name: b.initial for b in family.blocks}).hex(),
         "blob_header": head.hex(),
     }, indent=1))

@@ -69,8 +69,7 @@ def integer_bounds(model: Any) -> list[list[Any]]:
 TABULATED = 256
 
 
-def derived_work(model: Any, family_of: Any, image: Any, layout: Any,
-                 bounds: list[list[Any]]) -> list[list[Any]]:
+def derived_work(model: Any, bounds: list[list[Any]]) -> list[list[Any]]:
     """What the model's own load derives from a learnt integer, tabulated.
 
     A bank's members' forgetting factors and refresh periods are work, not
@@ -82,6 +81,9 @@ def derived_work(model: Any, family_of: Any, image: Any, layout: Any,
     class does. [field, flat index, low, [[byte offset, count] ...], [hex of
     those bytes per value from low]]; none for a model whose load derives
     nothing."""
+    from .families import family_of
+    from .header import image, layout
+
     out = []
     for name, flat, low, high in bounds:
         if high - low + 1 > TABULATED:

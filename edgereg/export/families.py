@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
-from numba.extending import intrinsic
 
 from .._kernels.selective_block import _label_of
 from .shims import (
@@ -31,6 +30,7 @@ from .shims import (
     SHIM_OPTIONS,
     Block,
     Family,
+    _factors_status,
     _labels_into,
     _numba_float,
     _signs,
@@ -38,6 +38,7 @@ from .shims import (
     _stack_float,
     index_names,
     locate_fields,
+    stack_array,
 )
 
 
@@ -92,25 +93,6 @@ def _sign32(v):
     return np.float32(1.0) if v >= np.float32(0.0) else np.float32(-1.0)
 
 
-def _stack_doubles(n: int):
-    """An intrinsic giving a pointer to n doubles on the calling function's stack (an
-    ``alloca`` in its entry block, 8-byte aligned, not zeroed: the kernels write every
-    scratch element before they read it). No allocation, no symbol, reentrant."""
-
-    @intrinsic
-    def stack(typingctx):
-        def codegen(context, builder, signature, args):
-            with builder.goto_entry_block():
-                ptr = builder.alloca(context.get_value_type(types.float64),
-                                     size=context.get_constant(types.intp, n))
-                ptr.align = 8
-            return ptr
-
-        return types.CPointer(types.float64)(), codegen
-
-    return stack
-
-
 def dfop32_family(model: Any) -> Family:
     """DFOP and RLS with ``arithmetic="float32"``: the kernels of ``_kernels/dfop32.py``
     over DFOP's blocks, with y, yhat, Y, mu and out float32 in C (no double anywhere:
@@ -141,7 +123,7 @@ def dfop32_family(model: Any) -> Family:
     s = python_function(scratch_stride)(d)
     n_scratch = -(-(2 * s + d) // 2)  # float64 slots holding 2 s + d float32
     family.stack_scratch = 8 * n_scratch
-    stack = _stack_doubles(n_scratch)
+    stack = stack_array(n_scratch, types.float64, align=8)
     nB = B.size - a
     i_hyper, i_codes, n_codes = k.N_LEARNT, k.N_LEARNT + k.N_HYPER, k.N_CODES
     classify = model.task == "classification"
@@ -243,15 +225,13 @@ def dfop_family(model: Any) -> Family:
         work, L, hyper, codes = views(B, d)
         X = carray(Xp, (n, d))
         out = carray(outp, (n,))
+        status = _factors_status(mup, n_mu, n)
+        if status != 0:
+            return np.int64(status)
         if n_mu == 0:
             MU = hyper[mu_index : mu_index + 1]
-        elif n_mu == n or n_mu == 1:
-            MU = carray(mup, (n_mu,))
-            for t in range(n_mu):
-                if not (MU[t] >= 0.0 and MU[t] < 1.0):
-                    return np.int64(BAD_FORGETTING)
         else:
-            return np.int64(BAD_LENGTH)
+            MU = carray(mup, (n_mu,))
         Y = _labels_into(Yp, n, out) if classify else carray(Yp, (n,))
         first = learn_many_kernel(X, Y, MU, out, PW, L, work, hyper, codes)
         if classify:

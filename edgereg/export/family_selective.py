@@ -25,11 +25,19 @@ from typing import Any
 
 import numpy as np
 from numba import carray, njit, types
-from numba.extending import intrinsic
 
 from .._kernels.selective_block import _label_of
 from ._errors import ExportError
-from .shims import BAD_LENGTH, SHIM_OPTIONS, Block, Family, Field, index_names, locate_fields
+from .shims import (
+    BAD_LENGTH,
+    SHIM_OPTIONS,
+    Block,
+    Family,
+    Field,
+    index_names,
+    locate_fields,
+    stack_array,
+)
 
 #: commit's status when no assessed round is pending (nothing is done).
 NO_ROUND = 3
@@ -38,23 +46,6 @@ N_ROUND = 6
 #: Rows of learn_many per kernel call: its ``asked`` flags live in a stack array of
 #: this many bytes (the block kernel needs one per row; the C call allocates nothing).
 CHUNK = 64
-
-
-def _stack_flags(n: int):
-    """An intrinsic giving a pointer to n booleans on the calling function's stack (an
-    ``alloca`` in its entry block, not zeroed: the kernel writes each flag it uses)."""
-
-    @intrinsic
-    def stack(typingctx):
-        def codegen(context, builder, signature, args):
-            with builder.goto_entry_block():
-                ptr = builder.alloca(context.get_data_type(types.boolean),
-                                     size=context.get_constant(types.intp, n))
-            return ptr
-
-        return types.CPointer(types.boolean)(), codegen
-
-    return stack
 
 
 def _c_api(T: str) -> list[str]:
@@ -142,7 +133,7 @@ def selective_family(model: Any) -> Family:
     OK, NO_LABEL = k.OK, k.NO_LABEL
     skipped, counts_at = k.COUNT_SKIPPED, k.SWITCH_RECORD  # counts = N[SWITCH_RECORD:]
     skip_code = k.CODE_SKIP
-    flags = _stack_flags(CHUNK)
+    flags = stack_array(CHUNK, types.boolean)
 
     @njit(inline="always", **SHIM_OPTIONS)
     def views(Ap, Np, Ep, Zp, Fp, Hp, Cp):

@@ -32,12 +32,11 @@ from numba import carray, njit, types
 from .._kernels.selective_block import _label_of
 from ._errors import ExportError
 from .shims import (
-    BAD_FORGETTING,
-    BAD_LENGTH,
     SHIM_OPTIONS,
     Block,
     Family,
     Field,
+    _factors_status,
     _labels_into,
     _numba_float,
     _signs,
@@ -189,15 +188,13 @@ def _functions(family: Family, model: Any, stored: bool) -> None:
         work, L, hyper, codes = views(carray(Bp, (nB,)), d)
         X = carray(Xp, (n, D))
         out = carray(outp, (n,))
+        status = _factors_status(mup, n_mu, n)
+        if status != 0:
+            return np.int64(status)
         if n_mu == 0:
             MU = hyper[mu_index: mu_index + 1]
-        elif n_mu == n or n_mu == 1:
-            MU = carray(mup, (n_mu,))
-            for t in range(n_mu):
-                if not (MU[t] >= 0.0 and MU[t] < 1.0):
-                    return np.int64(BAD_FORGETTING)
         else:
-            return np.int64(BAD_LENGTH)
+            MU = carray(mup, (n_mu,))
         Y = _labels_into(Yp, n, out) if classify else carray(Yp, (n,))
         block, col, hbuf, M = projection(M_T, block_p, col_p, hp, nblock)
         first = learn_many_kernel(X, Y, MU, out, (kind, key, scale, M, block, col, hbuf), PW,

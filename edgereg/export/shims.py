@@ -275,3 +275,40 @@ def _stack_float(typingctx):
         return cgutils.alloca_once(builder, context.get_value_type(types.float32))
 
     return types.CPointer(types.float32)(), codegen
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _factors_status(mup, n_mu, n):
+    """learn_many's per-step forgetting factors (float64) checked before a row is
+    learnt: 0 when usable (n_mu 0: the model's own; 1: one for every row; n: one
+    per row; each in [0, 1)), else BAD_LENGTH or BAD_FORGETTING."""
+    if n_mu == 0:
+        return 0
+    if n_mu != n and n_mu != 1:
+        return BAD_LENGTH
+    MU = carray(mup, (n_mu,))
+    for t in range(n_mu):
+        if not (MU[t] >= 0.0 and MU[t] < 1.0):
+            return BAD_FORGETTING
+    return 0
+
+
+def stack_array(n: int, item: Any, align: int = 0):
+    """An intrinsic giving a pointer to n values of numba type ``item`` on the calling
+    function's stack (an ``alloca`` in its entry block, aligned to ``align`` bytes when
+    given, not zeroed: the kernels write every element before they read it). No
+    allocation, no symbol, reentrant."""
+
+    @intrinsic
+    def stack(typingctx):
+        def codegen(context, builder, signature, args):
+            with builder.goto_entry_block():
+                ptr = builder.alloca(context.get_data_type(item),
+                                     size=context.get_constant(types.intp, n))
+                if align:
+                    ptr.align = align
+            return ptr
+
+        return types.CPointer(item)(), codegen
+
+    return stack
