@@ -3,12 +3,9 @@ stream, the JIT's hash of it, a C harness that replays it, and the toolchains.""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +61,41 @@ def _hex_array(name: str, values: np.ndarray, ctype: str, bits: str) -> str:
     return f"static const {ctype} {name}[{raw.size}] = {{{body}}};\n"
 
 
+#: The harnesses' C helpers: FNV-1a over bytes, and an integer or a text into a line.
+C_HELPERS = r"""static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {
+    for (size_t i = 0; i < k; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+static char *put_int(char *p, int64_t v) {
+    char tmp[24]; int k = 0; uint64_t u = v < 0 ? (uint64_t)(-v) : (uint64_t)v;
+    if (v < 0) *p++ = '-';
+    do { tmp[k++] = (char)('0' + u % 10u); u /= 10u; } while (u);
+    while (k) *p++ = tmp[--k];
+    return p;
+}
+static char *put_text(char *p, const char *t) { while (*t) *p++ = *t++; return p; }
+static char *put_hex(char *p, uint64_t h) {
+    for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
+    return p;
+}
+"""
+
+
+def hash_learnt(family) -> str:
+    """C lines folding every learnt field of the state ``s`` into the hash ``h``."""
+    return "".join(f"    h = fnv(h, (const unsigned char *)(s.{b} + {first}), "
+                   f"{count} * sizeof s.{b}[0]);\n"
+                   for b, first, count in learnt_ranges(family))
+
+
+def assert_equal_to_jit(row) -> None:
+    """A harness's first line is the JIT's (``HASH <hex> invalid <k> first -1``), with
+    rows refused on the way (the stream's NaN/inf rows under on_invalid="skip")."""
+    line = row["c"].splitlines()[0]
+    assert line == row["jit"]
+    assert re.fullmatch(r"HASH [0-9a-f]{16} invalid [1-9]\d* first -1", line)
+
+
 def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False,
                    extra: str = "") -> str:
     """A C program replaying jit_line's calls and printing its line (``HASH <hex>
@@ -89,9 +121,7 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
         f"if ({prefix}_learn_many(&s, X + (size_t){split} * {d}, Y + {split * m}, {n - split}, "
         f"MU + {split}, {n - split}, out) != {prefix.upper()}_BAD_LENGTH) "
         "REPORT(\"n_mu not refused\\n\");\n    ")
-    hashed = "".join(f"    h = fnv(h, (const unsigned char *)(s.{b} + {first}), "
-                     f"{count} * sizeof s.{b}[0]);\n"
-                     for b, first, count in learnt_ranges(family))
+    hashed = hash_learnt(family)
     if bare == "linux":  # a static Linux program with no C library start-up (armv6)
         head = "void linux_write(const char *);\n#define REPORT(t) linux_write(t)\n"
         paint = used1 = paint2 = used2 = ""
@@ -111,19 +141,7 @@ def harness_source(prefix: str, family, X, Y, MU, split: int, bare: bool = False
 static {prefix}_state s;
 static {prefix}_real X[{n * d}];
 static {prefix}_yreal Y[{n * m}], MU[{n}], out[{n * m}];
-static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {{
-    for (size_t i = 0; i < k; i++) {{ h ^= p[i]; h *= 0x100000001b3ull; }}
-    return h;
-}}
-static char *put_int(char *p, int64_t v) {{
-    char tmp[24]; int k = 0; uint64_t u = v < 0 ? (uint64_t)(-v) : (uint64_t)v;
-    if (v < 0) *p++ = '-';
-    do {{ tmp[k++] = (char)('0' + u % 10u); u /= 10u; }} while (u);
-    while (k) *p++ = tmp[--k];
-    return p;
-}}
-static char *put_text(char *p, const char *t) {{ while (*t) *p++ = *t++; return p; }}
-int main(void) {{
+{C_HELPERS}int main(void) {{
     char line[160], *p = line;
     unsigned st1 = 0, st2 = 0;
     memcpy(X, Xbits, sizeof X); memcpy(Y, Ybits, sizeof Y); memcpy(MU, MUbits, sizeof MU);
@@ -142,8 +160,7 @@ int main(void) {{
                                         {n - split}, {mu_args}, out);
     {used2}
     h = fnv(h, (const unsigned char *)out, {(n - split) * m} * sizeof out[0]);
-{extra}{hashed}    p = put_text(p, "HASH ");
-    for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
+{extra}{hashed}    p = put_text(p, "HASH "); p = put_hex(p, h);
     p = put_text(p, " invalid "); p = put_int(p, bad);
     p = put_text(p, " first "); p = put_int(p, first);
     *p++ = '\\n'; *p = 0;
@@ -432,12 +449,7 @@ def run_cases(cases: list[tuple], workdir: Path, reuse: bool = False,
 
     def export(batch):
         chosen, more = batches[batch], extra if batch == host else []
-        start = time.perf_counter()
         done = export_batch(more + [jobs[i] for i in chosen], numba_opt=batch[0])
-        if os.environ.get("EDGEREG_EXPORT_TIMES"):  # where the time goes (pytest -s)
-            print(f"export batch {batch}: {len(chosen) + len(more)} jobs "
-                  f"{sorted({meta[i][0] for i in chosen})} in "
-                  f"{time.perf_counter() - start:.1f} s", file=sys.__stderr__, flush=True)
         for i, info in zip(chosen, done[len(more):], strict=True):
             (meta[i][-1] / "info.json").write_text(json.dumps(info))
         return done[: len(more)], chosen

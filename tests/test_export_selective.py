@@ -55,9 +55,7 @@ def _round_source(prefix: str, family, X: np.ndarray, Y: np.ndarray, bare: bool)
             "#define USED(m) do { unsigned u_ = stack_used(); if (u_ > m) m = u_; } while (0)\n"
             if bare else "#include <stdio.h>\n#define REPORT(t) fputs(t, stdout)\n"
             "#define PAINT() ((void)0)\n#define USED(m) ((void)0)\n")
-    hashed = "".join(f"    h = fnv(h, (const unsigned char *)(s.{b} + {first}), "
-                     f"{count} * sizeof s.{b}[0]);\n"
-                     for b, first, count in S.learnt_ranges(family))
+    hashed = S.hash_learnt(family)
     return f"""#include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -67,18 +65,7 @@ def _round_source(prefix: str, family, X: np.ndarray, Y: np.ndarray, bare: bool)
 static {prefix}_state s;
 static {prefix}_real X[{n * d}];
 static double Y[{n}];
-static uint64_t fnv(uint64_t h, const unsigned char *p, size_t k) {{
-    for (size_t i = 0; i < k; i++) {{ h ^= p[i]; h *= 0x100000001b3ull; }}
-    return h;
-}}
-static char *put_int(char *p, int64_t v) {{
-    char tmp[24]; int k = 0;
-    do {{ tmp[k++] = (char)('0' + v % 10); v /= 10; }} while (v);
-    while (k) *p++ = tmp[--k];
-    return p;
-}}
-static char *put_text(char *p, const char *t) {{ while (*t) *p++ = *t++; return p; }}
-int main(void) {{
+{S.C_HELPERS}int main(void) {{
     char line[160], *p = line;
     memcpy(X, Xbits, sizeof X); memcpy(Y, Ybits, sizeof Y);
     {prefix}_init(&s);
@@ -106,8 +93,7 @@ int main(void) {{
         h = fnv(h, &q, 1);
     }}
     if ({prefix}_commit(&s, 1.0) != {P}_NO_ROUND) REPORT("a round committed twice\\n");
-{hashed}    p = put_text(p, "ROUND ");
-    for (int k = 60; k >= 0; k -= 4) *p++ = "0123456789abcdef"[(h >> k) & 15u];
+{hashed}    p = put_text(p, "ROUND "); p = put_hex(p, h);
     p = put_text(p, " asked "); p = put_int(p, asked);
     p = put_text(p, " skipped "); p = put_int(p, skipped);
     *p++ = '\\n'; *p = 0;
@@ -213,9 +199,7 @@ def test_exported_selective_sampler_equals_the_jit_bit_for_bit(exported, target)
     if missing:
         pytest.skip(f"toolchain missing: {', '.join(missing)} (.ci/export.sh installs it)")
     row = exported[target]
-    line = row["c"].splitlines()[0]
-    assert line == row["jit"]
-    assert re.fullmatch(r"HASH [0-9a-f]{16} invalid [1-9]\d* first -1", line)
+    S.assert_equal_to_jit(row)
     rounds = row["rounds"].splitlines()[0]
     assert rounds == row["rounds_jit"]
     assert re.fullmatch(r"ROUND [0-9a-f]{16} asked [1-9]\d* skipped [1-9]\d*", rounds)
