@@ -1,4 +1,6 @@
-"""The exported functions of each model family, as numba shims over its blocks.
+"""The exported functions of each model family, as numba shims over its blocks:
+here DFOP, RLS and the auto bank (two blocks, PW and B), and ``family_of``, which
+finds any model's family (the others in ``family_*.py``, one module per family).
 
 Every family gives ``learn_one``, ``learn_many`` and ``predict_one`` with the
 same C shapes (the header's), calling the class's own kernels:
@@ -31,11 +33,11 @@ from .shims import (
     Block,
     Family,
     _factors_status,
+    _label_of32,
     _labels_into,
     _numba_float,
+    _sign32,
     _signs,
-    _stack_double,
-    _stack_float,
     index_names,
     locate_fields,
     stack_array,
@@ -76,21 +78,6 @@ def _two_block_functions(model: Any, PW: np.ndarray, learn_one, learn_many, pred
         "learn_many": (learn_many, types.int64(pw, pb, px, pd, types.int64, pd, types.int64, pd)),
         "predict_one": (predict_one, types.float64(pw, pb, px)),
     }
-
-
-@njit(inline="always", **SHIM_OPTIONS)
-def _label_of32(v):
-    """``_label_of`` in float32 (a float32 y; no double compare)."""
-    if v == np.float32(1.0):
-        return np.float32(1.0)
-    if v == np.float32(0.0) or v == np.float32(-1.0):
-        return np.float32(-1.0)
-    return np.float32(np.nan)
-
-
-@njit(inline="always", **SHIM_OPTIONS)
-def _sign32(v):
-    return np.float32(1.0) if v >= np.float32(0.0) else np.float32(-1.0)
 
 
 def dfop32_family(model: Any) -> Family:
@@ -250,378 +237,6 @@ def dfop_family(model: Any) -> Family:
     return family
 
 
-def _own_and_imported(module: Any, prefix: str) -> dict[str, int]:
-    """The index constants a kernel module uses, its own and those it imports
-    (pa.py appends its names to MORES' shared ones), ordered by index."""
-    found = {k: v for k, v in vars(module).items() if k.startswith(prefix) and type(v) is int}
-    ordered = dict(sorted(found.items(), key=lambda kv: kv[1]))
-    if list(ordered.values()) != list(range(len(ordered))):
-        raise ValueError(f"{module.__name__}: {prefix}* indices are not 0..n-1: {ordered}")
-    return ordered
-
-
-def linear_family(model: Any) -> Family:
-    """SOMOR and PARegressor (PA-I, PA-II; one output or m): ``_lin_learn_one`` /
-    ``_lin_learn_many`` over the model's six blocks W, counts, scratch, bound,
-    hyper, codes. No forgetting: learn_many's n_mu must be 0. With
-    ``arithmetic="float32"`` the kernels of ``_kernels/pa32.py``, y, yhat, Y, mu
-    and out float in C (no double anywhere)."""
-    from .._kernels import mores as km
-    from .._kernels import pa as k
-    from .._kernels import pa32 as k32
-
-    s, w = model._state, model._work
-    arrays = {"W": s.W, "counts": s.counts, "scratch": w.scratch, "bound": w.bound,
-              "hyper": w.hyper, "codes": w.codes}
-    init = type(model)(**model.get_params())
-    fresh = {"W": init._state.W, "counts": init._state.counts, "scratch": init._work.scratch,
-             "bound": init._work.bound, "hyper": init._work.hyper, "codes": init._work.codes}
-    D, m, d = model._D, model._m, model.n_features
-    scalar = getattr(model, "_scalar", False)
-    family = Family(
-        prefix="pa" if type(model).__name__ == "PARegressor" else "somor",
-        d=d,
-        dtype=np.dtype(model.dtype),
-        task="regression",
-        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
-        fields=locate_fields(arrays, [(s, True), (w, False)]),
-        hyper={n: float(w.hyper[i]) for n, i in _own_and_imported(k, "HYPER_").items()},
-        codes={n: int(w.codes[i]) for n, i in _own_and_imported(k, "CODE_").items()},
-        current=arrays,
-        n_outputs=0 if scalar else m,
-        forgetting=False,
-    )
-    if len(family.hyper) != w.hyper.size or len(family.codes) != w.codes.size:
-        raise ValueError("pa.py's index names do not cover hyper and codes")
-    nS, nb, nh, nc = w.scratch.size, w.bound.size, w.hyper.size, w.codes.size
-    intercept_code = family.codes["CODE_INTERCEPT"]
-    arith32 = model._arith32
-    if arith32:
-        family.io = np.dtype(np.float32)
-        learn_one_kernel, learn_many_kernel = k32.lin32_learn_one, k32.lin32_learn_many
-        predict_kernel, stack_y = k32.mo32_predict_one, _stack_float
-    else:
-        learn_one_kernel, learn_many_kernel = k._lin_learn_one, k._lin_learn_many
-        predict_kernel, stack_y = km._mo_predict_one, _stack_double
-
-    def views(Wp, Cp, Sp, Bp, Hp, Kp):
-        return (carray(Wp, (D, m)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Bp, (nb,)),
-                carray(Hp, (nh,)), carray(Kp, (nc,)))
-
-    views = njit(inline="always", **SHIM_OPTIONS)(views)
-
-    def learn_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp, y, yhat_p):
-        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        yv = carray(stack_y(), (1,))
-        yv[0] = y
-        return np.int64(learn_one_kernel(carray(xp, (d,)), yv, carray(yhat_p, (1,)), W,
-                                         counts, scratch, bound, hyper, codes))
-
-    def learn_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yp, yhat_p):
-        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        return np.int64(learn_one_kernel(carray(xp, (d,)), carray(yp, (m,)),
-                                         carray(yhat_p, (m,)), W, counts, scratch, bound,
-                                         hyper, codes))
-
-    def learn_many(Wp, Cp, Sp, Bp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
-        if n_mu != 0:
-            return np.int64(BAD_LENGTH)
-        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        return np.int64(learn_many_kernel(carray(Xp, (n, d)), carray(Yp, (n, m)),
-                                          carray(outp, (n, m)), W, counts, scratch, bound,
-                                          hyper, codes))
-
-    def predict_one_scalar(Wp, Cp, Sp, Bp, Hp, Kp, xp):
-        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        out = carray(stack_y(), (1,))
-        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, out)
-        return out[0]
-
-    def predict_one_vector(Wp, Cp, Sp, Bp, Hp, Kp, xp, yhat_p):
-        W, counts, scratch, bound, hyper, codes = views(Wp, Cp, Sp, Bp, Hp, Kp)
-        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
-        return np.int64(0)
-
-    T = _numba_float(model.dtype)
-    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
-    Y = types.float32 if arith32 else types.float64  # y, yhat, Y, mu, out
-    pY = types.CPointer(Y)
-    blocks = (pT, pi, pT, pd, pd, pi)
-    many = types.int64(*blocks, pT, pY, types.int64, pY, types.int64, pY)
-    if scalar:
-        family.functions = {
-            "learn_one": (learn_one_scalar, types.int64(*blocks, pT, Y, pY)),
-            "learn_many": (learn_many, many),
-            "predict_one": (predict_one_scalar, Y(*blocks, pT)),
-        }
-    else:
-        family.functions = {
-            "learn_one": (learn_one_vector, types.int64(*blocks, pT, pY, pY)),
-            "learn_many": (learn_many, many),
-            "predict_one": (predict_one_vector, types.int64(*blocks, pT, pY)),
-        }
-    return family
-
-
-def mores_family(model: Any) -> Family:
-    """MORES (m outputs): ``_mores_learn_one`` / ``_mores_learn_many`` over its five
-    blocks A (every learnt matrix), counts, scratch, hyper, codes. Its decay is
-    a constant: learn_many's n_mu must be 0. With ``arithmetic="float32"`` the
-    kernels of ``_kernels/mores32.py`` (and pa32.py's prediction), y, yhat, Y, mu
-    and out float in C (no double anywhere)."""
-    from .._kernels import mores as k
-    from .._kernels import mores32 as k32
-    from .._kernels import pa32
-
-    s, w = model._state, model._work
-    arrays = dict(zip(("A", "counts", "scratch", "hyper", "codes"), model._blocks, strict=True))
-    init = type(model)(**model.get_params())
-    family = Family(
-        prefix="mores",
-        d=model.n_features,
-        dtype=np.dtype(model.dtype),
-        task="regression",
-        blocks=[Block(n, a.dtype, a.size, b.reshape(-1).copy())
-                for (n, a), b in zip(arrays.items(), init._blocks, strict=True)],
-        fields=locate_fields(arrays, [(s, True), (w, False)]),
-        hyper={n: float(w.hyper[i]) for n, i in _own_and_imported(k, "HYPER_").items()},
-        codes={n: int(w.codes[i]) for n, i in _own_and_imported(k, "CODE_").items()},
-        current=arrays,
-        n_outputs=model._m,
-        forgetting=False,
-    )
-    if len(family.hyper) != w.hyper.size or len(family.codes) != w.codes.size:
-        raise ValueError("mores.py's index names do not cover hyper and codes")
-    D, m, d = model._D, model._m, model.n_features
-    nA, nS, nh, nc = (arrays[n].size for n in ("A", "scratch", "hyper", "codes"))
-    intercept_code = family.codes["CODE_INTERCEPT"]
-    arith32 = model._arith32
-    if arith32:
-        family.io = np.dtype(np.float32)
-        learn_one_kernel, learn_many_kernel = k32.mores32_learn_one, k32.mores32_learn_many
-        predict_kernel = pa32.mo32_predict_one
-    else:
-        learn_one_kernel, learn_many_kernel = k._mores_learn_one, k._mores_learn_many
-        predict_kernel = k._mo_predict_one
-
-    def views(Ap, Cp, Sp, Hp, Kp):
-        return (carray(Ap, (nA,)), carray(Cp, (2,)), carray(Sp, (nS,)), carray(Hp, (nh,)),
-                carray(Kp, (nc,)))
-
-    views = njit(inline="always", **SHIM_OPTIONS)(views)
-
-    def learn_one(Ap, Cp, Sp, Hp, Kp, xp, yp, yhat_p):
-        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
-        skipped = counts[1]
-        status = learn_one_kernel(carray(xp, (d,)), carray(yp, (m,)), carray(yhat_p, (m,)),
-                                  A, counts, scratch, hyper, codes)
-        # The kernel answers OK for a row it skipped; C is told INVALID, as by
-        # every other family (state unchanged but the skipped count).
-        return np.int64(k.INVALID if counts[1] != skipped else status)
-
-    def learn_many(Ap, Cp, Sp, Hp, Kp, Xp, Yp, n, mup, n_mu, outp):
-        if n_mu != 0:
-            return np.int64(BAD_LENGTH)
-        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
-        return np.int64(learn_many_kernel(carray(Xp, (n, d)), carray(Yp, (n, m)),
-                                          carray(outp, (n, m)), A, counts, scratch, hyper,
-                                          codes))
-
-    if arith32:  # without reshape's size check, a comparison in double (mores32._view)
-        def weights(A):
-            return k32._view(A[: D * m], (D, m))
-    else:
-        def weights(A):
-            return A[: D * m].reshape((D, m))
-
-    weights = njit(inline="always", **SHIM_OPTIONS)(weights)
-
-    def predict_one(Ap, Cp, Sp, Hp, Kp, xp, yhat_p):
-        A, counts, scratch, hyper, codes = views(Ap, Cp, Sp, Hp, Kp)
-        W = weights(A)  # the first of the learnt block's views
-        predict_kernel(carray(xp, (d,)), codes[intercept_code] != 0, W, carray(yhat_p, (m,)))
-        return np.int64(0)
-
-    T = _numba_float(model.dtype)
-    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
-    pY = types.CPointer(types.float32 if arith32 else types.float64)  # y, yhat, Y, mu, out
-    blocks = (pT, pi, pT, pd, pi)
-    family.functions = {
-        "learn_one": (learn_one, types.int64(*blocks, pT, pY, pY)),
-        "learn_many": (learn_many, types.int64(*blocks, pT, pY, types.int64, pY, types.int64,
-                                               pY)),
-        "predict_one": (predict_one, types.int64(*blocks, pT, pY)),
-    }
-    return family
-
-
-def norma_family(model: Any) -> Family:
-    """NORMA: regression, classification (labels as DFOP's: 1 -> +1, 0 or -1 -> -1,
-    yhat -1/+1) and novelty (y not read, yhat 1.0 for novel else 0.0), over the
-    class's seven blocks. No forgetting: learn_many's n_mu must be 0. The RBF and
-    Laplacian kernels' exp is the kernels' own polynomial (no libm call). With
-    ``arithmetic="float32"``: ``_norma32_functions``."""
-    from .._kernels import norma as k
-
-    s, w = model._state, model._work
-    arrays = {"sv": s.support_vectors, "C": s.coef.base, "counts": s.counts, "row": w.row,
-              "exp": w.exp, "hyper": model._hyper, "codes": model._codes}
-    init = type(model)(**model.get_params())
-    fresh = {"sv": init._state.support_vectors, "C": init._state.coef.base,
-             "counts": init._state.counts, "row": init._work.row, "exp": init._work.exp,
-             "hyper": init._hyper, "codes": init._codes}
-    d, tau = s.support_vectors.shape
-    task = model._task
-    family = Family(
-        prefix="norma",
-        d=d,
-        dtype=np.dtype(model.dtype),
-        task=task,
-        blocks=[Block(n, a.dtype, a.size, fresh[n].reshape(-1).copy()) for n, a in arrays.items()],
-        fields=locate_fields(arrays, [(s, True), (w, False)]),
-        hyper={n: float(model._hyper[i]) for n, i in index_names(k, "hyper").items()},
-        codes={n: int(model._codes[i]) for n, i in index_names(k, "codes").items()},
-        current=arrays,
-        forgetting=False,
-    )
-    nC, nc, nh, ncode = tau + 3, s.counts.size, model._hyper.size, model._codes.size
-    classify, novelty = task == "classification", task == "novelty"
-    if model._arith32:
-        return _norma32_functions(family, d, tau, nC, nc, nh, ncode, classify, novelty)
-    learn_one_kernel, learn_many_kernel = k._norma_learn_one, k._norma_learn_many
-    predict_kernel = k._norma_predict_one
-
-    def shown(score):  # what the class returns for a score
-        if classify:
-            return 1.0 if score >= 0.0 else -1.0
-        if novelty:
-            return 1.0 if score < 0.0 else 0.0
-        return score
-
-    shown = njit(inline="always", **SHIM_OPTIONS)(shown)
-
-    def views(Sp, Cp, Kp, Rp, Ep, Hp, Qp):
-        return (carray(Sp, (d, tau)), carray(Cp, (nC,)), carray(Kp, (nc,)), carray(Rp, (tau,)),
-                carray(Ep, (tau,)), carray(Hp, (nh,)), carray(Qp, (ncode,)))
-
-    views = njit(inline="always", **SHIM_OPTIONS)(views)
-
-    def learn_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp, y, yhat_p):
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        yv = 0.0 if novelty else (_label_of(y) if classify else y)
-        score, status = learn_one_kernel(carray(xp, (d,)), yv, sv, C, counts, row, ex, hyper,
-                                         codes)
-        carray(yhat_p, (1,))[0] = shown(score)
-        return np.int64(status)
-
-    def learn_many(Sp, Cp, Kp, Rp, Ep, Hp, Qp, Xp, Yp, n, mup, n_mu, outp):
-        if n_mu != 0:
-            return np.int64(BAD_LENGTH)
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        X = carray(Xp, (n, d))
-        out = carray(outp, (n,))
-        if novelty:  # no target: one 0.0 for every row (the class's own _NO_TARGET)
-            Y = carray(_stack_double(), (1,))
-            Y[0] = 0.0
-        elif classify:
-            Y = _labels_into(Yp, n, out)
-        else:
-            Y = carray(Yp, (n,))
-        first = learn_many_kernel(X, Y, out, sv, C, counts, row, ex, hyper, codes)
-        if classify or novelty:
-            for t in range(n):
-                out[t] = shown(out[t])
-        return np.int64(first)
-
-    def predict_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp):
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        return shown(predict_kernel(carray(xp, (d,)), sv, C, counts, row, ex, hyper, codes))
-
-    T = _numba_float(model.dtype)
-    pT, pd, pi = types.CPointer(T), types.CPointer(types.float64), types.CPointer(types.int64)
-    blocks = (pT, pT, pi, pT, pi, pd, pi)
-    family.functions = {
-        "learn_one": (learn_one, types.int64(*blocks, pT, types.float64, pd)),
-        "learn_many": (learn_many, types.int64(*blocks, pT, pd, types.int64, pd, types.int64,
-                                               pd)),
-        "predict_one": (predict_one, types.float64(*blocks, pT)),
-    }
-    return family
-
-
-def _norma32_functions(family: Family, d: int, tau: int, nC: int, nc: int, nh: int,
-                       ncode: int, classify: bool, novelty: bool) -> Family:
-    """NORMA with ``arithmetic="float32"``: ``norma_family``'s shims over the kernels of
-    ``_kernels/norma32.py``, y, yhat, Y and out float in C (no double anywhere)."""
-    from .._kernels import norma32 as k
-
-    family.io = np.dtype(np.float32)
-    learn_one_kernel, learn_many_kernel = k.norma32_learn_one, k.norma32_learn_many
-    predict_kernel = k.norma32_predict_one
-    one, zero = np.float32(1.0), np.float32(0.0)
-
-    def shown(score):  # what the class returns for a score, in float32
-        if classify:
-            return _sign32(score)
-        if novelty:
-            return one if score < zero else zero
-        return score
-
-    shown = njit(inline="always", **SHIM_OPTIONS)(shown)
-
-    def views(Sp, Cp, Kp, Rp, Ep, Hp, Qp):
-        return (carray(Sp, (d, tau)), carray(Cp, (nC,)), carray(Kp, (nc,)), carray(Rp, (tau,)),
-                carray(Ep, (tau,)), carray(Hp, (nh,)), carray(Qp, (ncode,)))
-
-    views = njit(inline="always", **SHIM_OPTIONS)(views)
-
-    def learn_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp, y, yhat_p):
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        yv = zero if novelty else (_label_of32(y) if classify else y)
-        score, status = learn_one_kernel(carray(xp, (d,)), yv, sv, C, counts, row, ex, hyper,
-                                         codes)
-        carray(yhat_p, (1,))[0] = shown(score)
-        return np.int64(status)
-
-    def learn_many(Sp, Cp, Kp, Rp, Ep, Hp, Qp, Xp, Yp, n, mup, n_mu, outp):
-        if n_mu != 0:
-            return np.int64(BAD_LENGTH)
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        X = carray(Xp, (n, d))
-        out = carray(outp, (n,))
-        if novelty:  # no target: one 0 for every row (the class's own _NO_TARGET32)
-            Y = carray(_stack_float(), (1,))
-            Y[0] = zero
-        elif classify:  # the labels written into out, read as Y (row t before out[t])
-            Yin = carray(Yp, (n,))
-            for t in range(n):
-                out[t] = _label_of32(Yin[t])
-            Y = out
-        else:
-            Y = carray(Yp, (n,))
-        first = learn_many_kernel(X, Y, out, sv, C, counts, row, ex, hyper, codes)
-        if classify or novelty:
-            for t in range(n):
-                out[t] = shown(out[t])
-        return np.int64(first)
-
-    def predict_one(Sp, Cp, Kp, Rp, Ep, Hp, Qp, xp):
-        sv, C, counts, row, ex, hyper, codes = views(Sp, Cp, Kp, Rp, Ep, Hp, Qp)
-        return shown(predict_kernel(carray(xp, (d,)), sv, C, counts, row, ex, hyper, codes))
-
-    T, F = types.float32, types.float32
-    pT, pF = types.CPointer(T), types.CPointer(F)
-    pd, pi = types.CPointer(types.float64), types.CPointer(types.int64)
-    blocks = (pT, pT, pi, pT, pi, pd, pi)
-    family.functions = {
-        "learn_one": (learn_one, types.int64(*blocks, pT, F, pF)),
-        "learn_many": (learn_many, types.int64(*blocks, pT, pF, types.int64, pF, types.int64,
-                                               pF)),
-        "predict_one": (predict_one, F(*blocks, pT)),
-    }
-    return family
-
-
 def bank32_family(model: Any) -> Family:
     """DFOPBank with ``arithmetic="float32"``: the kernels of ``_kernels/bank32.py``
     over the bank's blocks (PW, B: A), y, yhat, Y and out float32 in C (no double
@@ -762,10 +377,16 @@ def family_of(model: Any) -> Family:
     if isinstance(model, DFOPBank) and name == "DFOPBank":
         return bank_family(model)
     if isinstance(model, (PARegressor, SOMOR)) and name in ("PARegressor", "SOMOR"):
+        from .family_linear import linear_family
+
         return linear_family(model)
     if isinstance(model, MORES) and name == "MORES":
+        from .family_linear import mores_family
+
         return mores_family(model)
     if isinstance(model, _NORMA) and name in SUPPORTED:
+        from .family_norma import norma_family
+
         return norma_family(model)
     if name == "SparseDFOP":
         from ..sparse_dfop import SparseDFOP

@@ -312,3 +312,18 @@ def stack_array(n: int, item: Any, align: int = 0):
         return types.CPointer(item)(), codegen
 
     return stack
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _label_of32(v):
+    """``_label_of`` in float32 (a float32 y; no double compare)."""
+    if v == np.float32(1.0):
+        return np.float32(1.0)
+    if v == np.float32(0.0) or v == np.float32(-1.0):
+        return np.float32(-1.0)
+    return np.float32(np.nan)
+
+
+@njit(inline="always", **SHIM_OPTIONS)
+def _sign32(v):
+    return np.float32(1.0) if v >= np.float32(0.0) else np.float32(-1.0)
