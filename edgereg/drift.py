@@ -119,9 +119,9 @@ class DriftAlarm(OnlineModel):
 
     c the clipping to [lo_t, hi_t], so delta_t in [-1, 1]. The log e-value of
     an instance of the test started at row s_j is
-    log((1 / K) sum_k exp(l_k S - psi(l_k) V)) + log pi_j with S, V the sums
-    of delta_t, delta_t^2 since s_j, psi(l) = -log(1 - l) - l and K bets l_k;
-    an alarm when it reaches log(1 / delta).
+    log((1 / K) sum_k exp(b_k)) + log pi_j over K fixed bets l_k, b_k a lower
+    bound of sum_{t >= s_j} log(1 + l_k delta_t) from four running sums
+    (docs/design/switch-tests.md); an alarm when it reaches log(1 / delta).
 
     Parameters
     ----------

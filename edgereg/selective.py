@@ -175,15 +175,17 @@ class SelectiveSampler(OnlineModel):
     by Sherman-Morrison, O(d^2) per step), and switches when its switch test
     fires. The default test ("compare") asks for the labels of one round in
     ``test_every``, those where it is most confident, and runs a candidate
-    RLS with forgetting 0.98 per label on every label used; with
-    delta_i = 1[sign(w^T x_i) != y_i] - 1[sign(w_c^T x_i) != y_i] on those
-    rounds, an instance started at tested round s_j has log e-value
+    RLS with a memory of 4 d + 8 labels (forgetting 1 - 1 / (4 d + 8) per
+    label) on every label used, and a shadow RLS without forgetting on the
+    same labels; with delta_i = 1[sign(w_s^T x_i) != y_i] -
+    1[sign(w_c^T x_i) != y_i] in {-1, 0, 1} on those rounds, an instance
+    started at tested round s_j has log e-value
 
-        log((1 / K) sum_k exp(l_k S - psi(l_k) V)) + log pi_j,
-        S = sum_{i >= s_j} delta_i,  V = sum_{i >= s_j} delta_i^2,
-        psi(l) = -log(1 - l) - l,
+        log((1 / K) sum_k (1 + l_k)^P (1 - l_k)^N) + log pi_j,
 
-    over K bets l_k; a switch when it reaches log(1 / delta). At a switch
+    P and N the tested rounds since s_j where only the shadow, only the
+    candidate was wrong, over K fixed bets l_k; a switch when it reaches
+    log(1 / delta). At a switch
     the classifier restarts from the candidate's weights (w = w_c,
     A^{-1} = I) and learns the switch round's label.
     docs/design/switch-tests.md has the guarantee and the measured

@@ -1042,7 +1042,8 @@ class CompareReference:
     """The comparison test of ``edgereg/_kernels/compare.py``, written out.
 
     Every instance keeps its list of loss differences; its log e-value is
-    log(mean_k exp(l_k S - psi(l_k) V)) + log pi_j summed from the list.
+    log(mean_k exp(bound_k)) + log pi_j, bound_k a lower bound of
+    sum_i log(1 + l_k delta_i) summed from the list (``_log_e``).
     ``candidate``: the candidate RLS as explicit A_c, b_c (A_c <- lambda A_c,
     b_c <- lambda b_c while trace(A_c^-1) <= d, then + x x^T, + y x); the
     shadow (A_s, b_s, no forgetting) is kept by ``selective_reference``.
@@ -1050,8 +1051,10 @@ class CompareReference:
 
     BETS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9])
 
-    def __init__(self, d: int, span: int, *, candidate: bool = False, lam: float = 0.98,
+    def __init__(self, d: int, span: int, *, candidate: bool = False,
                  theta: float = 0.01, rate: float = 0.02) -> None:
+        # the candidate's forgetting: a memory of 4 d + 8 labels
+        lam = 1.0 - 1.0 / (4 * d + 8)
         self.d, self.span, self.lam, self.theta, self.rate = d, span, lam, theta, rate
         self.Ac, self.bc = np.eye(d), np.zeros(d)
         self.As, self.bs = np.eye(d), np.zeros(d)  # the shadow (SelectiveSampler)
@@ -1077,10 +1080,17 @@ class CompareReference:
         self.Ac, self.bc = self.Ac + np.outer(x, x), self.bc + y * x
 
     def _log_e(self, inst: dict) -> float:
-        dl = np.array(inst["deltas"])
-        S, V = dl.sum(), (dl * dl).sum()
-        psi = -np.log1p(-self.BETS) - self.BETS
-        a = self.BETS * S - psi * V
+        """Each bet's two lower bounds of sum_i log(1 + l delta_i), summed round
+        by round (a negative delta: Fan's l d - psi(l) d^2 in both; a positive
+        one: l d - l^2 d^2 / 2 in the first, d log(1 + l) in the second), the
+        larger of the two per bet, then the log of their mean exponential."""
+        lam = self.BETS[:, None]
+        dl = np.array(inst["deltas"], dtype=np.float64).reshape(1, -1)
+        fan = lam * dl - (-np.log1p(-lam) - lam) * dl * dl
+        positive = dl > 0
+        quadratic = np.where(positive, lam * dl - lam * lam * dl * dl / 2, fan).sum(axis=1)
+        chord = np.where(positive, dl * np.log1p(lam), fan).sum(axis=1)
+        a = np.maximum(quadratic, chord)
         return float(np.logaddexp.reduce(a) - np.log(len(a))
                      + EProcessReference.log_prior(inst["j"]))
 

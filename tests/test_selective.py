@@ -803,6 +803,47 @@ def test_compare_stays_quiet_on_xor_labels():
         assert len(switched) <= 2, (scale, switched)
 
 
+def _wealth_from_sums(deltas):
+    from edgereg._jit import python_function
+    from edgereg._kernels.compare import _log_wealth
+    d = np.asarray(deltas, dtype=np.float64)
+    pos = d[d > 0]
+    return python_function(_log_wealth)(float(d.sum()), float((d * d).sum()),
+                                        float(pos.sum()), float((pos * pos).sum()))
+
+
+def test_compare_wealth_is_exact_for_01_losses_and_a_lower_bound_otherwise():
+    # The e-value is a lower bound of the mixture of wealths
+    # (1 / K) sum_k prod_i (1 + l_k delta_i), the quantity Ville's inequality
+    # is applied to (docs/design/switch-tests.md): exact when delta is in
+    # {-1, 0, 1} (SelectiveSampler's 0/1 losses), never above it otherwise.
+    from edgereg._jit import python_function
+    from edgereg._kernels.compare import BETS, _log_wealth_bound
+
+    def exact(deltas):
+        lam = np.array(BETS)[:, None]
+        logs = np.log1p(lam * np.asarray(deltas)[None, :]).sum(axis=1)
+        return float(np.logaddexp.reduce(logs) - np.log(len(BETS)))
+
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 60, 400):
+        for p_plus in (0.2, 0.5, 0.8):
+            weights = np.array([1.0 - p_plus, 1.0, p_plus])
+            d = rng.choice([-1.0, 0.0, 1.0], size=n, p=weights / weights.sum())
+            assert abs(_wealth_from_sums(d) - exact(d)) <= 1e-9 * max(1.0, abs(exact(d)))
+        for scale in (1.0, 0.3, 0.02):
+            d = np.clip(rng.normal(0.1 * scale, scale, size=n), -1.0, 1.0)
+            lower = _wealth_from_sums(d)
+            assert lower <= exact(d) + 1e-12, (n, scale)
+            pos = d[d > 0]
+            bound = python_function(_log_wealth_bound)(float(d.sum()), float((d * d).sum()),
+                                                       float(pos.sum()), float((pos * pos).sum()))
+            # the cheap screens the kernel decides with: never below the e-value
+            assert lower <= bound <= BETS[-1] * max(float(d.sum()), 0.0) + 1e-12
+    # all deltas +1: the best bet's wealth, log(1.9) a round (Fan's bound gave 0.307)
+    assert _wealth_from_sums(np.ones(20)) >= 20 * np.log1p(0.9) - np.log(9) - 1e-9
+
+
 def test_compare_state_faults_are_reported(tmp_path):
     X, y, _, _ = switch_stream(500, 3, seed=2)
     m = SelectiveSampler(3)

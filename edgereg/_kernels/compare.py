@@ -7,19 +7,25 @@ guarantee and the measured choices are docs/design/switch-tests.md.
 Each tested round i gives a loss difference delta_i = (loss of the incumbent
 - loss of the candidate) / B in [-1, 1], both predictions made before y_i
 (0/1 losses for labels, B = 1; clipped squared losses for regression, B the
-square of a predictable range). For every bet l in [0, 1), with
-psi(l) = -log(1 - l) - l, Fan's inequality exp(l d - psi(l) d^2) <= 1 + l d
-(d >= -1) gives
-
-    E[exp(l delta_i - psi(l) delta_i^2) | past] <= exp(l mu_i),
-    mu_i = E[delta_i | past],
-
-so exp(l S_n - psi(l) V_n) (S = sum delta, V = sum delta^2) is bounded by a
-nonnegative supermartingale of initial value 1 whenever sum_i mu_i <= 0 for
-every n (the candidate is, cumulatively, no better than the incumbent: the
-weak null of Choe and Ramdas). The mixture over the bets ``BETS`` (equal
+square of a predictable range). For a fixed bet l in [0, 1) the wealth
+W_n(l) = prod_i (1 + l delta_i) satisfies W_n(l) <= M_n(l) =
+prod_i (1 + l delta_i) / (1 + l mu_i), mu_i = E[delta_i | past], whenever
+sum_i mu_i <= 0 for every n (the candidate is, cumulatively, no better than
+the incumbent: the weak null of Choe and Ramdas), since
+prod_i (1 + l mu_i) <= exp(l sum_i mu_i) <= 1; M_n(l) is a nonnegative
+martingale of initial value 1. The mixture over the bets ``BETS`` (equal
 weights) is too, and Ville's inequality bounds P(it ever reaches 1 / a) by a.
+The bets are fixed: a bet chosen from the past would break the step from the
+weak null to prod (1 + l_i mu_i) <= 1.
 
+log(1 + l delta) is not kept per bet: it is bounded below by two forms of
+four sums (S = sum delta, V = sum delta^2, and over the positive deltas
+P = sum delta, VP = sum delta^2), each bet taking the larger. For
+delta < 0 both use Fan's l delta - psi(l) delta^2, psi(l) = -log(1 - l) - l
+(exact at delta = -1); for delta >= 0 one uses l delta - l^2 delta^2 / 2
+(close for small deltas: regression) and the other the chord
+delta log(1 + l) (exact at delta = 1: with 0/1 losses, delta in {-1, 0, 1},
+it is the wealth itself).
 The test runs as staggered instances (a new one every ``span`` tested
 rounds, each living 2 span; the j-th spends delta pi_j of delta, pi_j as in
 ``eprocess._log_prior``), so the evidence a change must overcome does not
@@ -48,12 +54,26 @@ from .linalg import symv as _symv
 #: The bets l of the mixture (equal weights).
 BETS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
 N_BETS = 9
-#: psi(l) = -log(1 - l) - l of each bet (Fan's inequality).
+#: psi(l) = -log(1 - l) - l of each bet (Fan's inequality, the negative deltas).
 PSI = tuple(-math.log1p(-lam) - lam for lam in BETS)
+#: l^2 / 2 of each bet (log(1 + x) >= x - x^2 / 2 for x >= 0, the positive deltas).
+HALF_SQUARE = tuple(0.5 * lam * lam for lam in BETS)
+#: log(1 + l) of each bet (the chord of log(1 + l delta) over delta in [0, 1]).
+LOG_GAIN = tuple(math.log1p(lam) for lam in BETS)
 #: log(number of bets): the mixture's log is log-sum-exp minus this.
 _LOG_N_BETS = math.log(9.0)
-#: The candidate RLS's forgetting per label (SelectiveSampler; memory ~50 labels).
-CANDIDATE_LAMBDA = 0.98
+#: The candidate RLS's memory (SelectiveSampler): 1 / (1 - lambda) =
+#: CANDIDATE_MEMORY_PER_INPUT d + CANDIDATE_MEMORY_BASE labels (20 at d = 3,
+#: 48 at d = 10). Proportional to d, its excess risk over the shadow's is about
+#: the same at every d; shorter, it turns sooner after a switch
+#: (docs/design/switch-tests.md, "The candidate's memory").
+CANDIDATE_MEMORY_PER_INPUT = 4.0
+CANDIDATE_MEMORY_BASE = 8.0
+
+
+def candidate_lambda(d):
+    """The candidate's forgetting factor per label at dimension d."""
+    return 1.0 - 1.0 / (CANDIDATE_MEMORY_PER_INPUT * d + CANDIDATE_MEMORY_BASE)
 #: SelectiveSampler's comparison starts no instance in an epoch's first
 #: WAIT_SPANS spans of tested rounds (``compare_restart``).
 WAIT_SPANS = 3
@@ -75,6 +95,8 @@ SCALAR_V = 1  # sum of delta^2
 SCALAR_N = 2  # tested rounds seen
 SCALAR_J = 3  # its index j (spends delta pi_j); 0: not started
 SCALAR_PJ = 4  # log pi_j
+SCALAR_P = 5  # sum of the positive deltas
+SCALAR_VP = 6  # sum of the positive deltas' squares
 N_SCALARS = 8
 _SLOTS = 2
 # DriftAlarm's statistics of y in the epoch (after the incumbent RLS).
@@ -166,28 +188,33 @@ def compare_init(C, d, span):
         _reset_rls(ws, Ps)
 
 
+@inline_kernel
+def _bet_bound(k, S, V, P, VP):
+    """A lower bound of log prod_i (1 + l_k delta_i) from the four sums: the
+    larger of its two forms (module docstring)."""
+    lam = BETS[k]
+    negative = PSI[k] * (V - VP)
+    a = lam * S - HALF_SQUARE[k] * VP - negative
+    b = LOG_GAIN[k] * P + lam * (S - P) - negative
+    return a if a > b else b
+
+
 @kernel
-def _log_wealth(S, V):
-    """log of the mixture (1 / K) sum_k exp(l_k S - psi(l_k) V) over the bets."""
-    best = _NONE
+def _log_wealth(S, V, P, VP):
+    """log of the mixture (1 / K) sum_k exp(bound_k) over the bets, bound_k
+    ``_bet_bound``'s lower bound of log prod_i (1 + l_k delta_i)."""
     total = _NONE
     for k in range(N_BETS):
-        lam = BETS[k]
-        a = lam * S - PSI[k] * V
-        best = a if a > best else best
-    for k in range(N_BETS):
-        lam = BETS[k]
-        total = _log_add(total, lam * S - PSI[k] * V)
+        total = _log_add(total, _bet_bound(k, S, V, P, VP))
     return total - _LOG_N_BETS
 
 
 @kernel
-def _log_wealth_bound(S, V):
-    """max_k (l_k S - psi(l_k) V) >= ``_log_wealth``: rules the threshold out cheaply."""
+def _log_wealth_bound(S, V, P, VP):
+    """max_k bound_k >= ``_log_wealth``: rules the threshold out without a logarithm."""
     best = _NONE
     for k in range(N_BETS):
-        lam = BETS[k]
-        a = lam * S - PSI[k] * V
+        a = _bet_bound(k, S, V, P, VP)
         best = a if a > best else best
     return best
 
@@ -210,11 +237,16 @@ def compare_label(delta, threshold, C):
         V = C[o + SCALAR_V] + delta * delta
         C[o + SCALAR_S] = S
         C[o + SCALAR_V] = V
+        if delta > 0.0:
+            C[o + SCALAR_P] += delta
+            C[o + SCALAR_VP] += delta * delta
         C[o + SCALAR_N] += 1.0
         pj = C[o + SCALAR_PJ]
-        # max_k l_k S - psi_k V <= l_max max(S, 0): most rounds end here.
-        if pj + BETS[N_BETS - 1] * S >= threshold and pj + _log_wealth_bound(S, V) >= threshold:
-            log_e = pj + _log_wealth(S, V)
+        # Both forms of every bound_k are at most l_k S (log(1 + l) <= l):
+        # max_k bound_k <= l_max max(S, 0), and most rounds end here.
+        if pj + BETS[N_BETS - 1] * S >= threshold and pj + _log_wealth_bound(
+                S, V, C[o + SCALAR_P], C[o + SCALAR_VP]) >= threshold:
+            log_e = pj + _log_wealth(S, V, C[o + SCALAR_P], C[o + SCALAR_VP])
             if log_e >= threshold and (not fired or log_e > C[GLOBAL_LAST]):
                 C[GLOBAL_LAST] = log_e
                 fired = True
@@ -235,7 +267,7 @@ def compare_score(C):
     for i in range(_SLOTS):
         s = _slot(C, i)
         if s[SCALAR_J] >= 1.0:
-            v = s[SCALAR_PJ] + _log_wealth(s[SCALAR_S], s[SCALAR_V])
+            v = s[SCALAR_PJ] + _log_wealth(s[SCALAR_S], s[SCALAR_V], s[SCALAR_P], s[SCALAR_VP])
             best = v if v > best else best
     return best
 
@@ -312,14 +344,16 @@ def candidate_prediction(x, C, d, Pcx):
 
 @inline_kernel
 def candidate_learn(y, f, r, C, d, Pcx):
-    """The candidate learns (x, y) with forgetting CANDIDATE_LAMBDA per label;
-    P is divided by lambda only while its trace is at most d (the prior's),
-    so the directions the labels do not excite cannot wind up."""
+    """The candidate learns (x, y) with forgetting lambda = 1 - 1 / m per
+    label, m = ``candidate_lambda``'s memory; P is divided by lambda
+    (multiplied by m / (m - 1)) only while its trace is at most d (the
+    prior's), so the directions the labels do not excite cannot wind up."""
     wc, Pc = compare_rls(C, d)
     trace = 0.0
     for i in range(d):
         trace += Pc[i, i]
-    scale = 1.0 / CANDIDATE_LAMBDA if trace <= d else 1.0
+    memory = CANDIDATE_MEMORY_PER_INPUT * d + CANDIDATE_MEMORY_BASE
+    scale = 1.0 + 1.0 / (memory - 1.0) if trace <= d else 1.0
     if rls_fits(f, r, Pc, Pcx, scale):
         rls_learn(y, f, r, wc, Pc, Pcx, scale)
 
@@ -581,6 +615,7 @@ def compare_faults(C, d, span, drift, field):
             live += 1
             if not (count(s[SCALAR_J]) and count(s[SCALAR_N]) and s[SCALAR_N] <= 2 * span
                     and abs(s[SCALAR_S]) <= s[SCALAR_N] and 0.0 <= s[SCALAR_V] <= s[SCALAR_N]
+                    and 0.0 <= s[SCALAR_P] <= s[SCALAR_N] and 0.0 <= s[SCALAR_VP] <= s[SCALAR_V]
                     and abs(s[SCALAR_PJ] - python_function(_log_prior)(s[SCALAR_J])) <= 1e-9):
                 faults.append((field, f"instance {i} holds inconsistent sums or counts"))
     if C[GLOBAL_WAIT] != (0.0 if drift else 1.0):
@@ -592,7 +627,7 @@ def compare_faults(C, d, span, drift, field):
     if not np.array_equal(P, P.T):
         faults.append((field, "the RLS's P is not symmetric"))
     elif not drift:
-        bound = d / CANDIDATE_LAMBDA * (1.0 + 1e-6)
+        bound = d / candidate_lambda(d) * (1.0 + 1e-6)
         if not (np.all(np.abs(P) <= bound) and np.trace(P) <= bound
                 and np.linalg.eigvalsh(P).min() >= -1e-6):
             faults.append((field, "the candidate's P is not symmetric positive "
