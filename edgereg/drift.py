@@ -115,9 +115,13 @@ class DriftAlarm(OnlineModel):
     [lo_t, hi_t] = mean_t -+ width * mean absolute deviation_t of the
     epoch's past targets,
 
-        delta_t = ((c(y_t) - c(f_t))^2 - (c(y_t) - c(m_t))^2) / (hi_t - lo_t)^2,
+        delta_t = ((c(y_t) - c(f_t))^2 - (c(y_t) - c(m_t))^2) / B_t,
 
-    c the clipping to [lo_t, hi_t], so delta_t in [-1, 1]. The log e-value of
+        B_t = min(abs(mc - fc) max(abs(2 lo_t - fc - mc), abs(2 hi_t - fc - mc)), (hi_t - lo_t)^2),
+
+    c the clipping to [lo_t, hi_t], fc = c(f_t), mc = c(m_t): B_t is the most
+    the difference can be given both predictions, so delta_t in [-1, 1] (0
+    when they are equal). The log e-value of
     an instance of the test started at row s_j is
     log((1 / K) sum_k exp(b_k)) + log pi_j over K fixed bets l_k, b_k a lower
     bound of sum_{t >= s_j} log(1 + l_k delta_t) from four running sums

@@ -1145,9 +1145,12 @@ def drift_compare_reference(X: np.ndarray, y: np.ndarray, m: np.ndarray, *, delt
             if absdev > 0:
                 lo, hi = mean - width * absdev, mean + width * absdev
                 yc = min(max(y[t], lo), hi)
-                li = (yc - min(max(f, lo), hi)) ** 2
-                lc = (yc - min(max(m[t], lo), hi)) ** 2
-                dl = float(np.clip((li - lc) / (hi - lo) ** 2, -1.0, 1.0))
+                fc, mc = min(max(f, lo), hi), min(max(m[t], lo), hi)
+                li, lc = (yc - fc) ** 2, (yc - mc) ** 2
+                # the most li - lc can be, given fc and mc, over yc in [lo, hi]
+                bound = min(max(abs((lo - fc) ** 2 - (lo - mc) ** 2),
+                                abs((hi - fc) ** 2 - (hi - mc) ** 2)), (hi - lo) ** 2)
+                dl = float(np.clip((li - lc) / bound, -1.0, 1.0)) if bound > 0 else 0.0
                 fired = test.label(dl) >= -np.log(delta)
         ys.append(float(y[t]))
         A, b = A + np.outer(x, x), b + y[t] * x

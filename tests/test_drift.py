@@ -158,23 +158,66 @@ def test_compare_finds_the_jump_within_200_rows(model):
 
 @pytest.mark.parametrize("forgetting", [0.01, "auto"])
 def test_compare_quiet_on_stationary_misfit_and_fires_after_a_jump(forgetting):
+    # The target on stationary streams the linear model cannot fit (a fixed
+    # nonlinear target, t(2) noise, heteroscedastic noise): an alarm in at most
+    # 2 of 20 runs, the same alarms at every scale of X and y. Measured over
+    # 100 seeds of docs/results.md's A1 streams: 0-3 runs of 100 alarm
+    # (docs/design/switch-tests.md, "DriftAlarm's scale").
+    for kind in ("nonlinear", "t2", "heteroscedastic"):
+        alarmed = []
+        for seed in range(20):
+            rng = np.random.default_rng(30 + seed)
+            X = rng.normal(size=(20_000, 4))
+            if kind == "nonlinear":
+                y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.normal(size=20_000)
+            elif kind == "t2":
+                y = X @ np.ones(4) + rng.standard_t(2, size=20_000)
+            else:
+                y = X @ np.ones(4) + (0.1 + 2 * np.abs(X[:, 0])) * rng.normal(size=20_000)
+            alarm = DriftAlarm(DFOP(4, forgetting))
+            alarm.learn_many(X, y)
+            if alarm.n_drifts_:
+                alarmed.append(seed)
+            if seed < 3:
+                for scale in (1e-3, 1e3):
+                    scaled = DriftAlarm(DFOP(4, forgetting))
+                    scaled.learn_many(X * scale, y * scale)
+                    np.testing.assert_array_equal(scaled.drifts_, alarm.drifts_)
+        assert len(alarmed) <= 2, (kind, alarmed)
+    # A jump: within 200 rows on these seeds (docs/results.md's jump table: 20
+    # of 20 seeds within 200 rows; the e-process, told the noise, 3-11).
     for seed in range(3):
-        rng = np.random.default_rng(30 + seed)
-        X = rng.normal(size=(20_000, 4))
-        for y in (np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.normal(size=20_000),
-                  X @ np.ones(4) + rng.standard_t(2, size=20_000),
-                  X @ np.ones(4) + (0.1 + 2 * np.abs(X[:, 0])) * rng.normal(size=20_000)):
-            for scale in (1e-3, 1.0, 1e3):
-                alarm = DriftAlarm(DFOP(4, forgetting))
-                alarm.learn_many(X * scale, y * scale)
-                assert alarm.n_drifts_ == 0, (seed, scale)
-        # Within 300 rows: the default needs 99-214 rows on these seeds (the
-        # e-process, told the noise, 3-10); the 200-row target is missed on
-        # 3 of 20 seeds of docs/results.md's jump table.
         X, y, _ = _stream(8000, 5, seed=20 + seed, jump_at=4000, noise=0.1)
         alarm = DriftAlarm(DFOP(5, forgetting))
         alarm.learn_many(X, y)
-        assert alarm.n_drifts_ >= 1 and 4000 <= alarm.drifts_[0] <= 4300, alarm.drifts_
+        assert alarm.n_drifts_ >= 1 and 4000 <= alarm.drifts_[0] <= 4200, alarm.drifts_
+
+
+def test_compare_loss_difference_is_scaled_by_its_largest_value_given_both_predictions():
+    # |(yc - fc)^2 - (yc - mc)^2| <= B for every y: B is the difference's
+    # largest magnitude over y in the clipping range, known before y.
+    from edgereg._jit import python_function
+    from edgereg._kernels.compare import N_YSTATS, YSTAT_ABSDEV, YSTAT_MEAN, _drift_delta
+
+    rng = np.random.default_rng(5)
+    ys = np.zeros(N_YSTATS)
+    reached = 0
+    for _ in range(2000):
+        ys[YSTAT_MEAN], ys[YSTAT_ABSDEV] = rng.normal(), rng.exponential()
+        f, m = rng.normal(scale=3.0, size=2)
+        lo, hi = ys[YSTAT_MEAN] - 2 * ys[YSTAT_ABSDEV], ys[YSTAT_MEAN] + 2 * ys[YSTAT_ABSDEV]
+        fc, mc = np.clip(f, lo, hi), np.clip(m, lo, hi)
+        # the difference is linear in yc: its largest magnitude is at lo or hi
+        bound = min(max(abs((lo - fc) ** 2 - (lo - mc) ** 2), abs((hi - fc) ** 2 - (hi - mc) ** 2)),
+                    (hi - lo) ** 2)
+        for y in (rng.normal(scale=3.0), rng.uniform(lo, hi), lo, hi):
+            yc = np.clip(y, lo, hi)
+            expected = ((yc - fc) ** 2 - (yc - mc) ** 2) / bound if bound > 0 else 0.0
+            assert abs(expected) <= 1.0 + 1e-12
+            delta = python_function(_drift_delta)(y, f, m, ys, 2.0)
+            assert delta == pytest.approx(expected, rel=1e-9, abs=1e-12)
+            reached += abs(delta) > 1.0 - 1e-12
+    assert reached > 1000
 
 
 def test_compare_save_load_and_parameters(tmp_path):

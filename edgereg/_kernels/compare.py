@@ -446,15 +446,33 @@ def _clip(v, lo, hi):
 @inline_kernel
 def _drift_delta(y, f, m, ys, width):
     """The row's loss difference (incumbent's prediction f, model's m) in [-1, 1]:
-    squared losses clipped to y's epoch mean +- ``width`` absolute deviations,
-    over the square of that range (NaN when not finite)."""
+    squared losses of values clipped to y's epoch mean +- ``width`` absolute
+    deviations, over the most they can differ given both predictions
+    (NaN when not finite).
+
+    With fc, mc the clipped predictions, (yc - fc)^2 - (yc - mc)^2 =
+    (mc - fc)(2 yc - fc - mc) and yc in [lo, hi], so the difference is at most
+    B = |mc - fc| max(|2 lo - fc - mc|, |2 hi - fc - mc|) in magnitude (and
+    at most (hi - lo)^2); B is known before y. Over (hi - lo)^2 alone a jump
+    small against y's range gave differences of ~0.02 a row
+    (docs/design/switch-tests.md, "DriftAlarm's scale"). Equal predictions
+    give 0."""
     half = width * ys[YSTAT_ABSDEV]
     lo = ys[YSTAT_MEAN] - half
     hi = ys[YSTAT_MEAN] + half
     yc = _clip(y, lo, hi)
-    li = yc - _clip(f, lo, hi)
-    lc = yc - _clip(m, lo, hi)
-    delta = (li * li - lc * lc) / ((hi - lo) * (hi - lo))
+    fc = _clip(f, lo, hi)
+    mc = _clip(m, lo, hi)
+    li = yc - fc
+    lc = yc - mc
+    below = abs(2.0 * lo - fc - mc)
+    above = abs(2.0 * hi - fc - mc)
+    bound = abs(mc - fc) * (below if below > above else above)
+    full = (hi - lo) * (hi - lo)
+    bound = bound if bound < full else full
+    if bound == 0.0:
+        return 0.0
+    delta = (li * li - lc * lc) / bound
     return -1.0 if delta < -1.0 else (1.0 if delta > 1.0 else delta)
 
 
