@@ -2,7 +2,7 @@ r"""DriftAlarm: an anytime-valid drift alarm on a regressor's prequential predic
 
 Wraps a regressor (DFOP with a fixed or automatic forgetting factor, RLS,
 NORMARegressor, ...): every sample is learnt by the model. The default test
-(``test="compare"``, ``edgereg/_kernels/compare.py``) compares the model's
+(``test="compare"``, ``edgereg/_kernels/compare_drift.py``) compares the model's
 prequential predictions with those of an RLS that never forgets, started at
 the epoch's beginning (the incumbent), on squared losses clipped to a range
 estimated from the epoch's past targets: it alarms when the model has been
@@ -31,7 +31,8 @@ import numpy as np
 
 from ._base import OnlineModel, model_class, ring_record
 from ._jit import python_function
-from ._kernels.compare import (
+from ._kernels.compare import compare_faults, compare_init, compare_score, compare_size
+from ._kernels.compare_drift import (
     CODE_COMPARE_BURN,
     CODE_COMPARE_SPAN,
     HYPER_COMPARE_DELTA,
@@ -39,10 +40,6 @@ from ._kernels.compare import (
     N_COMPARE_CODES,
     N_COMPARE_HYPER,
     compare_drift_run,
-    compare_faults,
-    compare_init,
-    compare_score,
-    compare_size,
     drift_burn,
     drift_span,
 )

@@ -197,7 +197,8 @@ def test_compare_loss_difference_is_scaled_by_its_largest_value_given_both_predi
     # |(yc - fc)^2 - (yc - mc)^2| <= B for every y: B is the difference's
     # largest magnitude over y in the clipping range, known before y.
     from edgereg._jit import python_function
-    from edgereg._kernels.compare import N_YSTATS, YSTAT_ABSDEV, YSTAT_MEAN, _drift_delta
+    from edgereg._kernels.compare import N_YSTATS, YSTAT_ABSDEV, YSTAT_MEAN
+    from edgereg._kernels.compare_drift import _drift_delta
 
     rng = np.random.default_rng(5)
     ys = np.zeros(N_YSTATS)

@@ -68,7 +68,7 @@ def _refuse(model: Any, inner: Any) -> None:
 def drift_family(model: Any, family_of: Callable[[Any], Family]) -> Family:
     """DriftAlarm: the wrapped model's family with the alarm's blocks after its own.
     ``family_of``: the exporter's (``families.family_of``, which imports this module)."""
-    from .._kernels import compare as kc
+    from .._kernels import compare_drift as kc
     from .._kernels import eprocess as ke
 
     inner = model.model
