@@ -496,7 +496,7 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     return yhat
 
 
-#: learn_one's two kernels: numba's flag ``_nrt=False`` (an ``njit`` option) compiles
+#: learn_one's and learn_many's kernels: numba's flag ``_nrt=False`` (an ``njit`` option) compiles
 #: them without its reference counting (NRT).
 _no_nrt = compiled(_nrt=False)
 
@@ -548,8 +548,23 @@ def _bank_step(x, y, PW, A):
     return yhat
 
 
-@kernel
+@_no_nrt
 def _bank_learn_many(X, Y, out, PW, A):
+    """Learn a block (``_bank_block``), compiled without NRT, on untracked arrays.
+
+    As learn_one's kernels (``_bank_learn_one``): the block kernel makes views
+    of its arrays per chunk and member (the rows, the member's DFOP block, the
+    chunk's predictions) and passes them to DFOP's block kernel, and with NRT
+    each view and argument cost atomic reference counts: at d = 10 the bank's
+    learn_many took 456 ns a row with them, 354 without (DFOP 57;
+    docs/design/auto-forgetting.md, "learn_many without NRT"). Results are
+    bit for bit the same."""
+    return _bank_block(_untracked(X), _untracked(Y), _untracked(out), _untracked(PW),
+                       _untracked(A))
+
+
+@_no_nrt
+def _bank_block(X, Y, out, PW, A):
     """Learn a block; out[t] = the bank's prequential prediction of row t.
 
     Member by member over chunks that end where the bank's learnt count is a
