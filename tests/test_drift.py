@@ -161,7 +161,7 @@ def test_compare_quiet_on_stationary_misfit_and_fires_after_a_jump(forgetting):
     # The target on stationary streams the linear model cannot fit (a fixed
     # nonlinear target, t(2) noise, heteroscedastic noise): an alarm in at most
     # 2 of 20 runs, the same alarms at every scale of X and y. Measured over
-    # 100 seeds of docs/results.md's A1 streams: 0-3 runs of 100 alarm
+    # 100 seeds of docs/results.md's A1 streams: 0-4 runs of 100 alarm
     # (docs/design/switch-tests.md, "DriftAlarm's scale").
     for kind in ("nonlinear", "t2", "heteroscedastic"):
         alarmed = []
