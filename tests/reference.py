@@ -1112,6 +1112,13 @@ class CompareReference:
         return best
 
 
+def clipped_loss_bound(fc: float, mc: float, lo: float, hi: float) -> float:
+    """The largest |(yc - fc)^2 - (yc - mc)^2| over yc in [lo, hi]: the
+    difference is linear in yc, so it is reached at lo or at hi."""
+    return min(max(abs((lo - fc) ** 2 - (lo - mc) ** 2), abs((hi - fc) ** 2 - (hi - mc) ** 2)),
+               (hi - lo) ** 2)
+
+
 def drift_compare_reference(X: np.ndarray, y: np.ndarray, m: np.ndarray, *, delta: float = 0.1,
                             width: float = 2.0, span: int = 512,
                             burn: int | None = None) -> dict[str, np.ndarray]:
@@ -1147,9 +1154,7 @@ def drift_compare_reference(X: np.ndarray, y: np.ndarray, m: np.ndarray, *, delt
                 yc = min(max(y[t], lo), hi)
                 fc, mc = min(max(f, lo), hi), min(max(m[t], lo), hi)
                 li, lc = (yc - fc) ** 2, (yc - mc) ** 2
-                # the most li - lc can be, given fc and mc, over yc in [lo, hi]
-                bound = min(max(abs((lo - fc) ** 2 - (lo - mc) ** 2),
-                                abs((hi - fc) ** 2 - (hi - mc) ** 2)), (hi - lo) ** 2)
+                bound = clipped_loss_bound(fc, mc, lo, hi)
                 dl = float(np.clip((li - lc) / bound, -1.0, 1.0)) if bound > 0 else 0.0
                 fired = test.label(dl) >= -np.log(delta)
         ys.append(float(y[t]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import EProcessReference, drift_compare_reference
+from reference import EProcessReference, clipped_loss_bound, drift_compare_reference
 
 import edgereg
 from edgereg import DFOP, DriftAlarm, SelectiveSampler
@@ -208,9 +208,7 @@ def test_compare_loss_difference_is_scaled_by_its_largest_value_given_both_predi
         f, m = rng.normal(scale=3.0, size=2)
         lo, hi = ys[YSTAT_MEAN] - 2 * ys[YSTAT_ABSDEV], ys[YSTAT_MEAN] + 2 * ys[YSTAT_ABSDEV]
         fc, mc = np.clip(f, lo, hi), np.clip(m, lo, hi)
-        # the difference is linear in yc: its largest magnitude is at lo or hi
-        bound = min(max(abs((lo - fc) ** 2 - (lo - mc) ** 2), abs((hi - fc) ** 2 - (hi - mc) ** 2)),
-                    (hi - lo) ** 2)
+        bound = clipped_loss_bound(fc, mc, lo, hi)
         for y in (rng.normal(scale=3.0), rng.uniform(lo, hi), lo, hi):
             yc = np.clip(y, lo, hi)
             expected = ((yc - fc) ** 2 - (yc - mc) ** 2) / bound if bound > 0 else 0.0
