@@ -23,7 +23,7 @@ from ._version import __version__ as __version__
 if _typing.TYPE_CHECKING:  # what static tools see (at run time, __getattr__ imports them)
     from ._base import OnlineModel as OnlineModel
     from ._base import StateFileError as StateFileError
-    from ._base import load as load
+    from ._load import load as load
 
 __all__ = [*_MODEL_MODULES, *_BASE_NAMES]
 

@@ -29,7 +29,6 @@ counted in ``n_skipped_``.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
@@ -569,33 +568,3 @@ def index_faults(name: str, value: int, low: int, high: int, what: str) -> list[
     if low <= value <= high:
         return []
     return [(name, f"holds {what} = {value}, outside {low}..{high}")]
-
-
-def load(path: str | os.PathLike) -> Any:
-    """Load anything edgereg's ``save`` methods write: a model, or a ``Fleet``.
-
-    The class is read from the file (files in the formats of earlier versions
-    too, see ``LEGACY_FORMATS``). Raises ``StateFileError`` for any file that
-    is not a usable edgereg state file.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from edgereg import DFOP, load
-    >>> model = DFOP(2)
-    >>> _ = model.learn_one([1.0, 2.0], 3.0)
-    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
-    >>> model.save(path)
-    >>> restored = load(path)
-    >>> type(restored).__name__, restored.predict_one([1.0, 2.0]) == model.predict_one([1.0, 2.0])
-    ('DFOP', True)
-
-    A state blob written by exported C code (``edgereg.export``) is read too.
-    """
-    # The blob reader is found by name, as model classes are (MODEL_MODULES):
-    # edgereg.export imports the models, so an import of it here would close
-    # a circle through this module.
-    blob = importlib.import_module(".export.blob", __package__)
-    if blob.is_blob(path):
-        return blob.load_blob(path)
-    return OnlineModel.load(path)

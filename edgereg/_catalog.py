@@ -36,7 +36,7 @@ MODEL_MODULES = {
 BASE_NAMES = {
     "OnlineModel": "_base",
     "StateFileError": "_base",
-    "load": "_base",
+    "load": "_load",
 }
 
 

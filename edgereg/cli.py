@@ -635,7 +635,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     model: Any = args.model
     if os.path.exists(model):
-        from ._base import load
+        from ._load import load
 
         model = load(model)
     try:

@@ -299,13 +299,6 @@ def _copy_member(PW, B, slow, src, dst, d):
 
 @inline_kernel
 def _set_factor(B, k, index, lattice, periods, d):
-    _, _, h, c = _packed_views(_member_block(B, k, d), d)
-    h[HYPER_MU] = lattice[index]
-    c[CODE_PERIOD] = periods[index]
-
-
-@inline_kernel
-def _set_factor(B, k, index, lattice, periods, d):
     """Member k's forgetting factor and refresh period: the lattice's ``index``-th."""
     _, _, h, c = _packed_views(_member_block(B, k, d), d)
     h[HYPER_MU] = lattice[index]
