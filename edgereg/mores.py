@@ -1,24 +1,20 @@
-"""MORES and its baselines: online multiple-output regression (docs/algorithms/mores.md).
+"""MORES: online multiple-output regression (docs/algorithms/mores.md).
 
-Three models predict m outputs at once, yhat = W^T x with W in R^{D x m}
-(D = d + 1 when ``fit_intercept``: a constant-1 input is appended internally):
+MORES predicts m outputs at once, yhat = W^T x with W in R^{D x m} (D = d + 1
+when ``fit_intercept``: a constant-1 input is appended internally). It keeps
+the discounted statistics
+    M_t = mu M_{t-1} + x_t x_t^T,  N_t = mu N_{t-1} + x_t y_t^T,
+    Q_t = mu Q_{t-1} + y_t y_t^T
+and after each sample does one sweep of three closed-form sub-steps:
+    W-step:     W Omega + C M_t W S = W_{t-1} Omega + C N_t S
+    S-step:     S_t^-1     = (gamma S_{t-1}^-1     + tau I + (C/2) E_t(W_t)) / (gamma + tau)
+    Omega-step: Omega_t^-1 = (gamma Omega_{t-1}^-1 + tau I + (1/2) D^T D)    / (gamma + tau)
+with E_t(W) = W^T M_t W - W^T N_t - N_t^T W + Q_t and D = W_t - W_{t-1}.
 
-* :class:`MORES` - the structured model of docs/algorithms/mores.md. It keeps the
-  discounted statistics
-      M_t = mu M_{t-1} + x_t x_t^T,  N_t = mu N_{t-1} + x_t y_t^T,
-      Q_t = mu Q_{t-1} + y_t y_t^T
-  and after each sample does one sweep of three closed-form sub-steps:
-      W-step:     W Omega + C M_t W S = W_{t-1} Omega + C N_t S
-      S-step:     S_t^-1     = (gamma S_{t-1}^-1     + tau I + (C/2) E_t(W_t)) / (gamma + tau)
-      Omega-step: Omega_t^-1 = (gamma Omega_{t-1}^-1 + tau I + (1/2) D^T D)    / (gamma + tau)
-  with E_t(W) = W^T M_t W - W^T N_t - N_t^T W + Q_t and D = W_t - W_{t-1}.
-* :class:`SOMOR` - the paper's simple formulation (Omega = S = I, no history),
-  a multi-output passive-aggressive step.
-* :class:`PARegressor` - passive-aggressive regression (Crammer et al. 2006,
-  PA-I / PA-II) applied to each output independently.
-
-This module holds the classes; the kernels are ``edgereg/_kernels/mores.py``
-(SOMOR and PA: ``pa.py``); how the W-step is solved without allocating and the numerical care are
+Its baselines, SOMOR and PARegressor, are ``edgereg/pa.py``; the layer the
+three share, ``_multi_output.py``. This module holds the class; the kernels
+are ``edgereg/_kernels/mores.py`` (float32 arithmetic: ``mores32.py``); how the
+W-step is solved without allocating and the numerical care are
 docs/design/mores.md.
 """
 
@@ -28,7 +24,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._base import OnlineModel
 from ._interval import OutputsIntervalMixin, check_coverage, interval_blocks, interval_faults
 from ._jit import python_function
 from ._kernels.interval import (
@@ -46,8 +41,6 @@ from ._kernels.mores import (
     HYPER_TAU,
     HYPER_TOL,
     OK,
-    _mo_predict_many,
-    _mo_predict_one,
     _mores_learn_many,
     _mores_learn_many_marked,
     _mores_learn_one,
@@ -57,16 +50,10 @@ from ._kernels.mores import (
     mores_scratch_size,
 )
 from ._kernels.mores32 import mores32_learn_many, mores32_learn_one_wide
-from ._kernels.pa import _lin_learn_many, _lin_learn_one
-from ._kernels.pa32 import (
-    lin32_learn_many,
-    lin32_learn_one_wide,
-    mo32_predict_many,
-    mo32_predict_one,
-)
-from ._validate import as_row, as_scalar, check_float, check_int, kernel_ready
+from ._multi_output import _ARITHMETICS, _MultiOutput
+from ._validate import check_float
 
-__all__ = ["MORES", "SOMOR", "PARegressor", "MORESState", "SOMORState", "MORESIntervalState"]
+__all__ = ["MORES", "MORESState", "MORESIntervalState"]
 
 #: Largest C accepted by MORES (measured on inputs of scale 1e-3..1e3,
 #: both dtypes: C = 1e8 refuses none, 1e10 refuses 10 of 500 float32 samples
@@ -141,137 +128,7 @@ class MORESIntervalWork(NamedTuple):
     interval_hyper: np.ndarray  # float64 (m, 6): eta, noise forgetting, coverage; the band
 
 
-class SOMORState(NamedTuple):
-    """What SOMOR / PARegressor have learnt: ``D m`` values and the counters."""
-
-    W: np.ndarray  # (D, m) coefficients, last row the intercept when fitted
-    counts: np.ndarray  # int64 (2,)
-
-
-class SOMORWork(NamedTuple):
-    """SOMOR's / PA's workspace: scratch (``D + m`` values), a cached bound (16
-    bytes) and the kernels' constants."""
-
-    scratch: np.ndarray  # (D + m,) the sample with its constant-1 input, then the residual
-    # float64 (2,): a bound of ||W||_F and the updates since it was exact; a
-    # cache of speed only (NaN = unknown: recomputed, as after a load). With
-    # arithmetic="float32" the two are float32 in the first 8 bytes.
-    bound: np.ndarray
-    hyper: np.ndarray  # float64 (2,): C, epsilon
-    codes: np.ndarray  # int64 (3,): fit_intercept, skip, kind
-
-
-#: SOMOR's and PARegressor's ``arithmetic`` values.
-_ARITHMETICS = ("auto", "float32")
-
-
-# ---------------------------------------------------------------------- models
-class _MultiOutput(OnlineModel):
-    """Shared Python layer of the multi-output models (not public)."""
-
-    _task = "multioutput"
-    n_outputs: int
-    fit_intercept: bool
-
-    #: Whether the model computes in float32 only (``arithmetic="float32"``).
-    _arith32 = False
-
-    def _init_outputs(self, n_outputs: int, fit_intercept: bool) -> None:
-        self.n_outputs = check_int("n_outputs", n_outputs)
-        if not isinstance(fit_intercept, (bool, np.bool_)):
-            raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
-        self.fit_intercept = bool(fit_intercept)
-        self._D = self.n_features + int(self.fit_intercept)
-        self._m = self.n_outputs
-        self._y_shape = (self._m,)
-
-    # ------------------------------------------------------------ attributes
-    @property
-    def coef_(self) -> np.ndarray:
-        """Coefficients of the inputs, shape (n_features, n_outputs) (a copy)."""
-        return np.array(self._state.W[: self.n_features], copy=True)
-
-    @property
-    def intercept_(self) -> np.ndarray:
-        """Intercept per output, shape (n_outputs,); zeros without ``fit_intercept``."""
-        if self.fit_intercept:
-            return np.array(self._state.W[self.n_features], copy=True)
-        return np.zeros(self._m, dtype=self.dtype)
-
-    # ------------------------------------------------------------ validation
-    def _target(self, y: Any) -> np.ndarray:
-        if type(y) is np.ndarray and y.dtype == np.float64 and y.shape == self._y_shape:
-            if y.flags.carray:  # C-contiguous, aligned, writeable (_validate.kernel_ready)
-                return y
-        return as_row(y, self._m, np.dtype(np.float64), what="y")
-
-    def _targets_many(self, Y: Any, n: int) -> np.ndarray:
-        Y = np.asarray(Y)
-        if Y.dtype.kind not in "biuf":
-            raise TypeError(f"Y must hold real numbers, got dtype {Y.dtype}")
-        if Y.shape != (n, self._m):
-            raise ValueError(
-                f"Y must be a 2-D array of shape ({n}, {self._m}), got shape {Y.shape}"
-            )
-        return kernel_ready(np.ascontiguousarray(Y, dtype=np.float64))
-
-    def _output_shape(self, n: int) -> tuple[int, ...]:
-        return (n, self._m)
-
-    # ------------------------------------------------------------ prediction
-    def predict_one(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """Predict the m outputs of one sample, W^T [x, 1] (no learning).
-
-        ``out``: a float64 array of shape (n_outputs,) to write the prediction
-        into (and return), so that a loop allocates nothing per call.
-        """
-        out = self._prediction_out(out)
-        if self._arith32:  # summed in float32, as learn_one's prediction
-            mo32_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
-        else:
-            _mo_predict_one(self._row(x), self.fit_intercept, self._state.W, out)
-        return out
-
-    def _prediction_out(self, out: np.ndarray | None) -> np.ndarray:
-        """predict_one's ``out``: a new array, or the caller's once checked."""
-        if out is None:
-            return np.empty(self._m, dtype=np.float64)
-        if not (type(out) is np.ndarray and out.dtype == np.float64
-                and out.shape == self._y_shape and out.flags.c_contiguous
-                and out.flags.writeable):
-            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape "
-                             f"{self._y_shape}")
-        return out
-
-    def _predict_block(self, X, out):  # type: ignore[override]
-        if self._arith32:
-            mo32_predict_many(X, self.fit_intercept, self._state.W, out)
-        else:
-            _mo_predict_many(X, self.fit_intercept, self._state.W, out)
-
-    def learn_many(self, X: Any, Y: Any) -> np.ndarray:
-        """Learn a block in one kernel call; return the prequential predictions.
-
-        Parameters
-        ----------
-        X : array of shape (n, n_features)
-        Y : array of shape (n, n_outputs)
-
-        Returns
-        -------
-        ndarray of shape (n, n_outputs)
-            Row t is the prediction for X[t] made before learning it; identical
-            to calling :meth:`learn_one` row by row.
-
-        Raises
-        ------
-        ValueError
-            At the first row with NaN/inf (``on_invalid="raise"``): the rows
-            before it are learnt, it and the rows after it are not.
-        """
-        return self._learn_many_checked(X, Y)
-
-
+# ---------------------------------------------------------------------- model
 class MORES(OutputsIntervalMixin, _MultiOutput):
     r"""Dynamic-structure online multiple-output regression (docs/algorithms/mores.md).
 
@@ -606,339 +463,5 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
             {"n_features": 3, "n_outputs": 2, "coverage": 0.9},  # calibrated intervals
             {"n_features": 4, "n_outputs": 3, "dtype": "float32", "arithmetic": "float32"},
             {"n_features": 3, "n_outputs": 2, "decay": 1.0, "fit_intercept": False, "C": 5.0,
-             "dtype": "float32", "arithmetic": "float32"},
-        ]
-
-
-class _LinearMultiOutput(_MultiOutput):
-    """SOMOR and PA share their state and kernels (``_kind``: 0, 1, 2)."""
-
-    _kind: int
-    _C: float
-    epsilon: float
-
-    def _init_arithmetic(self, arithmetic: str) -> None:
-        """Validate ``arithmetic``; for "float32", C and epsilon rounded to float32
-        (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
-        if arithmetic not in _ARITHMETICS:
-            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
-        self.arithmetic = arithmetic
-        self._arith32 = arithmetic == "float32"
-        self._C32, self._eps32 = self._C, self.epsilon
-        if not self._arith32:
-            return
-        if self.dtype != np.float32:
-            raise ValueError("arithmetic='float32' needs dtype='float32'")
-        tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
-        eps = float(np.float32(self.epsilon)) if self.epsilon <= big else np.inf
-        C = float(np.float32(self._C)) if self._C <= big else np.inf
-        if not eps <= big:
-            raise ValueError(f"epsilon {self.epsilon!r} is beyond float32's range")
-        if not tiny <= C <= big:
-            raise ValueError(f"C {self._C!r} is outside float32's normal range")
-        self._C32, self._eps32 = C, (eps if eps >= tiny else 0.0)
-
-    def _allocate(self) -> tuple[SOMORState, SOMORWork]:
-        D, m, dt = self._D, self._m, self.dtype
-        state = SOMORState(W=np.zeros((D, m), dtype=dt), counts=np.zeros(2, dtype=np.int64))
-        bound = np.array([np.nan, 0.0])
-        if self._arith32:  # the bound and its count as float32 (``_kernels/pa32.py``)
-            bound[:] = 0.0
-            bound.view(np.float32)[:2] = (np.nan, 0.0)
-        work = SOMORWork(
-            scratch=np.zeros(D + m, dtype=dt),
-            bound=bound,
-            hyper=np.array([self._C32, self._eps32]),
-            codes=np.array([self.fit_intercept, self._skip, self._kind], dtype=np.int64),
-        )
-        return state, work
-
-    def _bind_state(self) -> None:
-        s, w = self._state, self._work
-        self._blocks = (s.W, s.counts, w.scratch, w.bound, w.hyper, w.codes)
-        if self._arith32:  # learn_one's float32 y and prediction
-            self._y32 = np.zeros(self._m, np.float32)
-            self._out32 = np.zeros(self._m, np.float32)
-
-    def _learn_vector(self, x: Any, y: Any) -> np.ndarray:
-        xr = self._row(x)
-        yr = self._target(y)
-        out = np.empty(self._m, dtype=np.float64)
-        if self._arith32:
-            status = lin32_learn_one_wide(xr, yr, out, *self._blocks, self._y32, self._out32)
-        else:
-            status = _lin_learn_one(xr, yr, out, *self._blocks)
-        if status != OK and not self._skip:
-            raise ValueError(self._invalid_message(xr, y, "sample"))
-        return out
-
-    def learn_one(self, x: Any, y: Any) -> np.ndarray:
-        """Predict x with the current W, then learn (x, y); return that prediction.
-
-        Raises
-        ------
-        ValueError
-            On NaN/inf in x or y (``on_invalid="raise"``); state unchanged.
-        """
-        return self._learn_vector(x, y)
-
-    def _learn_block(self, X, Y, out):  # type: ignore[override]
-        if not self._arith32:
-            return _lin_learn_many(X, Y, out, *self._blocks)
-        # Targets and predictions in float32, as an export's C caller passes them.
-        with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
-            Y32 = Y.astype(np.float32)
-        out32 = np.empty(out.shape, np.float32)
-        bad = lin32_learn_many(X, Y32, out32, *self._blocks)
-        out[:] = out32
-        return bad
-
-
-
-class SOMOR(_LinearMultiOutput):
-    r"""Simple online multiple-output regression (docs/algorithms/mores.md, "SOMOR").
-
-    The paper's simple formulation (Omega = S = I, no history): a
-    multi-output passive-aggressive step
-
-    .. math::
-
-        W_t = \arg\min_W \tfrac12 \|W - W_{t-1}\|_F^2
-        \ \text{s.t.}\ \|y_t - W^T x_t\|_2 \le \epsilon,
-
-    in closed form W_t = W_{t-1} + x_t r^T max(0, 1 - epsilon / ||r||) / ||x_t||^2,
-    r = y_t - W_{t-1}^T x_t (x_t with its constant-1 input when fitting an
-    intercept).
-
-    Parameters
-    ----------
-    n_features, n_outputs : int
-    epsilon : float, default 0.1
-        Radius (Euclidean norm over the outputs) of the insensitive zone.
-    fit_intercept : bool, default True
-    dtype : {"float64", "float32"}
-    on_invalid : {"raise", "skip"}
-    arithmetic : {"auto", "float32"}, default "auto"
-        How a step computes. ``"auto"``: W and the scratch in ``dtype``, the
-        scalars (||x||^2, the residual's norm, the step size, the bound that
-        keeps W finite) in float64. ``"float32"`` (with ``dtype="float32"``):
-        every value in float32, the prediction and the targets included,
-
-        .. math::
-
-            \hat y = W^\top x,\quad r = y - \hat y,\quad
-            W \leftarrow W + x\,\Bigl(\frac{1 - \epsilon / \|r\|}{\|x\|^2}\Bigr) r^\top,
-
-        with epsilon rounded to float32 (below 1.2e-38: 0) and rows whose
-        ||x||^2, ||y||^2 or ||r||^2 overflow float32 (about 1.8e19) refused:
-        the arithmetic of an export for a single-precision FPU (no
-        soft-double code), which this model reproduces bit for bit
-        (docs/design/float32.md, "float32-only arithmetic").
-
-    Notes
-    -----
-    Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
-    bound, the kernels' 5 constants), D = d + fit_intercept.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from edgereg import SOMOR
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(2000, 3))
-    >>> Y = X @ rng.normal(size=(3, 2))                 # two outputs
-    >>> model = SOMOR(3, 2, epsilon=0.01)
-    >>> predictions = model.learn_many(X, Y)            # (2000, 2), prequential
-    >>> bool(np.linalg.norm(predictions[-100:] - Y[-100:], axis=1).max() < 0.02)
-    True
-    """
-
-    _kind = 0
-
-    def __init__(
-        self,
-        n_features: int,
-        n_outputs: int,
-        epsilon: float = 0.1,
-        *,
-        fit_intercept: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-        arithmetic: str = "auto",
-    ) -> None:
-        self._init_common(n_features, dtype, on_invalid)
-        self._init_outputs(n_outputs, fit_intercept)
-        self.epsilon = check_float("epsilon", epsilon, 0.0, None)
-        self._C = 1.0
-        self._init_arithmetic(arithmetic)
-        self.reset()
-
-    @classmethod
-    def _unit_test_params(cls) -> list[dict[str, Any]]:
-        return [
-            {"n_features": 4, "n_outputs": 3},
-            {"n_features": 3, "n_outputs": 2, "epsilon": 0.0, "fit_intercept": False},
-            {"n_features": 5, "n_outputs": 2, "dtype": "float32"},
-            {"n_features": 4, "n_outputs": 3, "epsilon": 0.01, "dtype": "float32",
-             "arithmetic": "float32"},
-        ]
-
-
-_PA_VARIANTS = {"I": 1, "II": 2}
-
-
-class PARegressor(_LinearMultiOutput):
-    r"""Passive-aggressive regression, PA-I or PA-II (Crammer et al. 2006), per output.
-
-    Each output j has its own weights w_j (column j of W) and its own
-    epsilon-insensitive loss l_j = max(0, ``|y_j - w_j^T x|`` - epsilon); the step
-
-    .. math::
-
-        w_j \leftarrow w_j + \operatorname{sign}(y_j - w_j^T x)\, \tau_j x, \quad
-        \tau_j = \min(C, l_j / \|x\|^2) \ \text{(PA-I)}, \quad
-        \tau_j = l_j / (\|x\|^2 + 1/(2C)) \ \text{(PA-II)},
-
-    with x including the constant-1 input when fitting an intercept. The
-    paper's PA-I / PA-II baselines of MORES (docs/algorithms/mores.md).
-
-    Parameters
-    ----------
-    n_features : int
-    n_outputs : int or None, default None
-        None: a single-output regressor (``learn_one(x, y)`` takes and returns
-        a scalar, ``learn_many`` takes y of shape (n,)). An int m: multi-output,
-        y of shape (m,) per sample and (n, m) per block, like :class:`MORES`.
-    variant : {"I", "II"}, default "I"
-    C : float, default 1.0
-        Aggressiveness (cap on the step for PA-I, softness for PA-II).
-    epsilon : float, default 0.1
-        Half-width of the insensitive zone.
-    fit_intercept : bool, default True
-    dtype : {"float64", "float32"}
-    on_invalid : {"raise", "skip"}
-    arithmetic : {"auto", "float32"}, default "auto"
-        How a step computes. ``"auto"``: W and the scratch in ``dtype``, the
-        scalars (||x||^2, the losses, the step sizes, the bound that keeps W
-        finite) in float64. ``"float32"`` (with ``dtype="float32"``): every
-        value in float32, the predictions and the targets included,
-
-        .. math::
-
-            \hat y_j = w_j^\top x,\quad l_j = \max(0, |y_j - \hat y_j| - \epsilon),\quad
-            w_j \leftarrow w_j + \operatorname{sign}(y_j - \hat y_j)\,\tau_j x,
-
-        tau_j as above, with C and epsilon rounded to float32 (C must then be
-        in float32's normal range, 1.2e-38 to 3.4e38; an epsilon below
-        1.2e-38 is 0) and rows whose ||x||^2 or ||y||^2 overflow float32
-        (about 1.8e19) refused: the arithmetic of an export for a
-        single-precision FPU (no soft-double code), which this model
-        reproduces bit for bit (docs/design/float32.md, "float32-only
-        arithmetic").
-
-    Notes
-    -----
-    Fixed memory: D m + D + m values of ``dtype`` plus 72 bytes (the counters, a cached
-    bound, the kernels' 5 constants), D = d + fit_intercept.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from edgereg import PARegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(2000, 3))
-    >>> y = X @ [1.0, -2.0, 0.5]
-    >>> model = PARegressor(3, variant="II", epsilon=0.01)   # one output
-    >>> predictions = model.learn_many(X, y)                # prequential
-    >>> bool(np.abs(predictions[-100:] - y[-100:]).max() < 0.02)
-    True
-    """
-
-    def __init__(
-        self,
-        n_features: int,
-        n_outputs: int | None = None,
-        variant: str = "I",
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        *,
-        fit_intercept: bool = True,
-        dtype: Any = "float64",
-        on_invalid: str = "raise",
-        arithmetic: str = "auto",
-    ) -> None:
-        self._init_common(n_features, dtype, on_invalid)
-        self._scalar = n_outputs is None
-        self._init_outputs(1 if n_outputs is None else n_outputs, fit_intercept)
-        self.n_outputs = n_outputs  # type: ignore[assignment]  (None: scalar mode)
-        if variant not in _PA_VARIANTS:
-            raise ValueError(f"variant must be 'I' or 'II', got {variant!r}")
-        self.variant = variant
-        self._kind = _PA_VARIANTS[variant]
-        self.C = check_float("C", C, 0.0, None, low_open=True)
-        self._C = self.C
-        self.epsilon = check_float("epsilon", epsilon, 0.0, None)
-        self._init_arithmetic(arithmetic)
-        self.reset()
-
-    @property
-    def _task(self) -> str:  # type: ignore[override]
-        return "regression" if self._scalar else "multioutput"
-
-    def _output_shape(self, n: int) -> tuple[int, ...]:
-        return (n,) if self._scalar else (n, self._m)
-
-    def _targets_many(self, Y: Any, n: int) -> np.ndarray:
-        if self._scalar:
-            Y = np.asarray(Y)
-            if Y.shape != (n,):
-                raise ValueError(f"y must be a 1-D array of shape ({n},), got shape {Y.shape}")
-            return super()._targets_many(Y.reshape(n, 1), n)
-        return super()._targets_many(Y, n)
-
-    def _learn_block(self, X, Y, out):  # type: ignore[override]
-        return super()._learn_block(X, Y, out.reshape(X.shape[0], self._m))
-
-    def _predict_block(self, X, out):  # type: ignore[override]
-        super()._predict_block(X, out.reshape(X.shape[0], self._m))
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """Coefficients: (n_features,) in scalar mode, else (n_features, n_outputs)."""
-        c = super().coef_
-        return c[:, 0].copy() if self._scalar else c
-
-    @property
-    def intercept_(self) -> Any:
-        """Intercept: a float in scalar mode, else shape (n_outputs,)."""
-        b = super().intercept_
-        return float(b[0]) if self._scalar else b
-
-    def predict_one(self, x: Any) -> Any:
-        """Predict one sample (a float in scalar mode, else shape (n_outputs,))."""
-        out = super().predict_one(x)
-        return float(out[0]) if self._scalar else out
-
-    def learn_one(self, x: Any, y: Any) -> Any:
-        """Predict x, then learn (x, y); return the prediction.
-
-        In scalar mode y is a real number and the prediction a float; else y
-        and the prediction have shape (n_outputs,).
-        """
-        if self._scalar:
-            yv = np.array([y if type(y) is float else as_scalar(y)], dtype=np.float64)
-            return float(self._learn_vector(x, yv)[0])
-        return self._learn_vector(x, y)
-
-    @classmethod
-    def _unit_test_params(cls) -> list[dict[str, Any]]:
-        return [
-            {"n_features": 4, "n_outputs": 3},
-            {"n_features": 3, "n_outputs": 2, "variant": "II", "C": 0.5, "fit_intercept": False},
-            {"n_features": 5, "variant": "II", "dtype": "float32"},
-            {"n_features": 4, "variant": "I", "C": 0.1},
-            {"n_features": 5, "variant": "II", "C": 0.5, "dtype": "float32",
-             "arithmetic": "float32"},
-            {"n_features": 3, "n_outputs": 2, "variant": "I", "fit_intercept": False,
              "dtype": "float32", "arithmetic": "float32"},
         ]

@@ -6,7 +6,7 @@ finite in its dtype (``_step_fits``). Blocks: (inputs, W, counts, work,
 bound, hyper, codes), work = [x, r] of the dtype and bound the float64
 cache of ||W||_F; the index names of hyper and codes are below and in
 ``_kernels/mores.py`` (shared with MORES). The prediction and the loading
-of [x, 1] are MORES' (``_load_and_predict``). Classes: ``edgereg/mores.py``.
+of [x, 1] are MORES' (``_load_and_predict``). Classes: ``edgereg/pa.py``.
 """
 
 from __future__ import annotations

@@ -358,7 +358,8 @@ def family_of(model: Any) -> Family:
     from ..bank import DFOPBank
     from ..dfop import DFOP
     from ..drift import DriftAlarm
-    from ..mores import MORES, SOMOR, PARegressor
+    from ..mores import MORES
+    from ..pa import SOMOR, PARegressor
 
     name = type(model).__name__
     from ._errors import ExportError
