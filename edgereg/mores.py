@@ -465,3 +465,17 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
             {"n_features": 3, "n_outputs": 2, "decay": 1.0, "fit_intercept": False, "C": 5.0,
              "dtype": "float32", "arithmetic": "float32"},
         ]
+
+
+#: SOMOR's and PARegressor's names that this module held before ``pa.py``.
+_MOVED_TO_PA = ("SOMOR", "PARegressor", "SOMORState", "SOMORWork")
+
+
+def __getattr__(name: str) -> Any:
+    """The names moved to ``pa.py``, from there: a pickle written before the
+    move names this module, and loads."""
+    if name in _MOVED_TO_PA:
+        from . import pa
+
+        return getattr(pa, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numba
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import edgereg.mores
 from edgereg import MORES, SOMOR, PARegressor
 
 
@@ -427,3 +430,22 @@ def test_predict_one_writes_into_out_or_refuses_a_wrong_one(make):
     for bad in (np.zeros(3), np.zeros(2, dtype=np.float32), frozen):
         with pytest.raises(ValueError, match="out must be"):
             m.predict_one(np.ones(3), out=bad)
+
+
+@pytest.mark.parametrize("make", [lambda: SOMOR(3, 2), lambda: PARegressor(3, 2, variant="II")])
+def test_a_pickle_that_names_the_old_module_loads(make):
+    """SOMOR and PARegressor moved from edgereg.mores to edgereg.pa: a pickle
+    written before names the old module (rewritten here in protocol 0's text
+    form), and loads into the same model, state and all."""
+    rng = np.random.default_rng(0)
+    model = make()
+    model.learn_many(rng.normal(size=(20, 3)), rng.normal(size=(20, 2)))
+    text = pickle.dumps(model, protocol=0)
+    assert b"edgereg.pa\n" in text
+    old = pickle.loads(text.replace(b"edgereg.pa\n", b"edgereg.mores\n"))
+    assert type(old) is type(model)
+    np.testing.assert_array_equal(old.coef_, model.coef_)
+    x = rng.normal(size=3)
+    np.testing.assert_array_equal(old.predict_one(x), model.predict_one(x))
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        edgereg.mores.Nothing  # noqa: B018
