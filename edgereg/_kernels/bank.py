@@ -257,7 +257,9 @@ def _reweigh(q, y, v, eta, share, s, classify):
         least = loss if loss < least else least
     total = 0.0
     for k in range(K):
-        v[k] = v[k] * math.exp(-eta * (q[k] - least))
+        excess = q[k] - least
+        if excess > 0.0:  # exp(-eta 0) is 1: the leader's weight stays as it is, bit for bit
+            v[k] = v[k] * math.exp(-eta * excess)
         total += v[k]
     inv_total = 1.0 / total
     uniform = 1.0 / K
