@@ -760,9 +760,12 @@ class FleetBank(Fleet):
     Model k is a :class:`DFOPBank` (bit for bit: ``model(k)`` continues it
     exactly) that learns its own drift rate; the models run in parallel as
     a Fleet's do (``prange``). Parameters: a Fleet's, plus the bank's
-    ``forgetting_grid``, ``learning_rate`` and ``share``. Attributes, per
-    model: ``forgetting_`` (n_models,), ``forgetting_weights_`` (n_models,
-    K), ``coef_`` (n_models, n_features) and ``member_coef_``.
+    ``forgetting_grid``, ``members``, ``scout``, ``learning_rate`` and
+    ``share`` (as for :class:`DFOPBank`: by default a window of 4 and a
+    scout, K = 5 members). Attributes, per model: ``forgetting_``
+    (n_models,), ``member_forgetting_`` and ``forgetting_weights_``
+    (n_models, K), ``coef_`` (n_models, n_features) and ``member_coef_``
+    (n_models, K, n_features).
 
     Memory: n_models times a DFOPBank's (``nbytes()``), plus 8 bytes a model.
 

@@ -7,17 +7,18 @@ A_{t-1} = I + sum_{queried i} x_i x_i^T, r' = x_t^T A_{t-1}^-1 x_t and
 r_t = r' / (1 + r'),
 round t asks for y_t iff r_t > t^-kappa. The switch test is, by default, a
 comparison of the classifier with a candidate that forgets, on the 0/1
-losses of the rounds where the classifier is most confident (an e-process
-of Fan's betting form; P(a false switch in an epoch) <= delta whenever the
+losses of the rounds where the classifier is most confident (a betting
+test over fixed bets; P(a false switch in an epoch) <= delta whenever the
 candidate is cumulatively no better, docs/design/switch-tests.md);
 ``switch_test="eprocess"`` is the change-point e-process against one linear
 concept, ``"spec"`` the source's |w_t^T x_t - h_t^T x_t| > K_t against a demo
 classifier h.
 
 This module holds the class; the kernels are ``edgereg/_kernels/selective.py``
-(with ``compare.py``, ``eprocess.py`` and ``selective_spec.py`` for the tests); the
-derivation, the proof of the test's guarantee and the measured choices are
-docs/design/selective.md.
+(with ``compare.py``, ``eprocess.py`` and ``selective_spec.py`` for the tests).
+The default test's guarantee, its proof and the measured choices are in
+docs/design/switch-tests.md; the sampler's derivation and the other two
+tests in docs/design/selective.md.
 """
 
 from __future__ import annotations
@@ -88,8 +89,10 @@ __all__ = ["SelectiveSampler", "SelectiveState"]
 class SelectiveState(NamedTuple):
     """What a SelectiveSampler has learnt: 2 d^2 + (C + 2) d + C values of the
     dtype (C: the window's capacity, window_max for the demo-classifier test, else 0),
-    64 + 10 int64 and the e-process's 3 d^2 + 3 d + 24 float64 (none without
-    it); its workspace adds 2 d of the dtype and 3 d + 16 float64."""
+    64 + 10 int64 and the switch test's block of float64: 2 d^2 + 2 d + 24 for
+    "compare" (the candidate, the shadow and the test's sums), 3 d^2 + 3 d + 24
+    for "eprocess", none for "spec" or without detection; its workspace adds
+    2 d of the dtype and 3 d + 16 float64."""
 
     w: np.ndarray  # (d,) w_{t-1} = A^-1 b of the current epoch
     P: np.ndarray  # (d, d) A^-1, exactly symmetric
@@ -99,7 +102,7 @@ class SelectiveState(NamedTuple):
     window_y: np.ndarray  # (window_max,) their labels
     switches: np.ndarray  # int64 (SWITCH_RECORD,) ring of the latest switch steps
     counts: np.ndarray  # int64 (10,): see the _SEEN..COUNT_DEMO indices
-    switch_test: np.ndarray  # float64: the e-process test (_kernels/eprocess.py; empty if off)
+    switch_test: np.ndarray  # float64: the compare or e-process test's block (empty if neither)
 
 
 class SelectiveWork(NamedTuple):
@@ -199,7 +202,8 @@ class SelectiveSampler(OnlineModel):
         Query exponent: ask iff r_t > t^-kappa. Expected labels on a
         stationary stream O(d T^kappa ln T).
     detect_switch : bool, default True
-        Run the demo classifier and restart on a switch. False: plain BBQ.
+        Run the switch test (``switch_test``) and restart on a switch.
+        False: plain BBQ.
     switch_test : {"compare", "eprocess", "spec"}, default "compare"
         "compare": the classifier against a forgetting candidate (above):
         P(any false switch in an epoch) <= delta whenever the candidate is
@@ -220,7 +224,7 @@ class SelectiveSampler(OnlineModel):
     window0, window_max : int, default 50 and 2000
         "spec": demo window L_t = min(window0 + floor(sqrt(t)), window_max)
         labels; window_max is the ring buffer's capacity (none is allocated
-        for "eprocess").
+        for "compare" nor "eprocess").
     rebuild_every : int, default 4
         "spec": K, the demo classifier is refitted every K L_t rounds.
     normalize : bool, default True
@@ -245,8 +249,9 @@ class SelectiveSampler(OnlineModel):
         ``SWITCH_RECORD`` (64) are kept, ``n_switches_`` counts all.
     switch_score_ : float
         "compare", "eprocess": the test's current log e-value (a switch is
-        declared when it reaches log(1 / delta)). NaN for "spec" or
-        without detection.
+        declared when it reaches log(1 / delta)); "compare": -1e300 until
+        the epoch's first instance of the test starts, after 768 tested
+        rounds (3 spans of 256). NaN for "spec" or without detection.
 
     Notes
     -----
@@ -419,7 +424,8 @@ class SelectiveSampler(OnlineModel):
     def switch_score_(self) -> float:
         """The test's current log e-value ("compare", "eprocess"; NaN for
         "spec" or without detection): a switch is declared when it reaches
-        log(1 / delta)."""
+        log(1 / delta). "compare": -1e300 until the epoch's first instance
+        starts (after 768 tested rounds)."""
         E = self._state.switch_test
         if self._test_code == COMPARE_TEST:
             return float(python_function(compare_score)(E))
@@ -437,7 +443,7 @@ class SelectiveSampler(OnlineModel):
     @property
     def n_demo_queries_(self) -> int:
         """Labels asked only for the switch test: the demo window ("spec") or
-        the test rounds ("eprocess"); included in ``n_queries_``."""
+        the test rounds ("compare", "eprocess"); included in ``n_queries_``."""
         return int(self._state.counts[COUNT_DEMO])
 
     @property

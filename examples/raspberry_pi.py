@@ -84,8 +84,8 @@ def memory_table() -> str:
          lambda dt: edgereg.SelectiveSampler(10, switch_test="spec", dtype=dt)),
         ("MORES d=21, 7 outputs", lambda dt: edgereg.MORES(21, 7, dtype=dt)),
         ("PARegressor d=10", lambda dt: edgereg.PARegressor(10, dtype=dt)),
-        ("DriftAlarm around DFOP d=10", lambda dt: edgereg.DriftAlarm(
-            {"class": "DFOP", "params": {"n_features": 10}}, 0.1, 10.0, dtype=dt)),
+        ("DriftAlarm around DFOP d=10",
+         lambda dt: edgereg.DriftAlarm(edgereg.DFOP(10, dtype=dt))),
         ("Fleet of 10,000 DFOP d=10", lambda dt: Fleet(10_000, 10, dtype=dt)),
     ]
 
