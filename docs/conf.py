@@ -34,8 +34,8 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 # docs/design holds derivations and study scripts for developers, not site pages;
-# raspberry_pi.md and results.md are included by deployment.md and benchmarks.md.
-exclude_patterns = ["_build", "_generated", "design", "raspberry_pi.md", "results.md"]
+# results.md is included by benchmarks.md (deployment.md includes a part of README.md).
+exclude_patterns = ["_build", "_generated", "design", "results.md"]
 
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
