@@ -483,11 +483,11 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     if _float32_arithmetic(d, P, codes):
         Px, _, v = _scratch_views(_scratch_in(work, P), d)
         yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
-        _after_step(status, mu, w, P, L, v, p0, codes)
+        _after_step(status, mu, w, P, L, v, p0, codes, Px)
     else:
         Px, _, v = _scratch_views(work, d)
         yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
-        _after_step(status, mu, w, P, L, v, p0, codes)
+        _after_step(status, mu, w, P, L, v, p0, codes, Px)
     return yhat
 
 

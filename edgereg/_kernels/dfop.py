@@ -68,7 +68,7 @@ from .prior import (
     _bounded_pull,
     _diagonal_positive,
     _max_variance,
-    _refresh_prior,
+    _refresh_coordinates,
     _refresh_width,
     _reset_unexcited,
 )
@@ -312,18 +312,19 @@ def _dfop_learn_one(x, y, PW, L, work, hyper, codes):
     if _float32_arithmetic(d, P, codes):
         Px, _, v = _scratch_views(scratch_of(work, P), d)  # in float32
         yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
-        _after_step(status, mu, w, P, L, v, p0, codes)
+        _after_step(status, mu, w, P, L, v, p0, codes, Px)
     else:
         Px, _, v = _scratch_views(work, d)
         yhat, status = _dfop_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
-        _after_step(status, mu, w, P, L, v, p0, codes)
+        _after_step(status, mu, w, P, L, v, p0, codes, Px)
     return yhat, status
 
 
 @inline_kernel
-def _after_step(status, mu, w, P, L, v, p0, codes):
-    """Count the step, then the prior refresh when due (``v`` scratch): learn_one's,
-    and the block's careful steps'."""
+def _after_step(status, mu, w, P, L, v, p0, codes, a):
+    """Count the step, then the prior refresh when due (``v``, ``a`` scratch
+    of one dtype, :func:`prior._refresh_coordinates`): learn_one's, and the
+    block's careful steps'."""
     d = w.shape[0]
     counts = _counters(L)
     if status == OK:
@@ -336,8 +337,7 @@ def _after_step(status, mu, w, P, L, v, p0, codes):
                 forgotten = L[LEARNT_FORGOTTEN]
                 width = _refresh_width(d, forgotten)
                 rho = d * forgotten / p0 / width
-                for i in range(width):
-                    _refresh_prior((k + i) % d, rho, w, P, v)
+                _refresh_coordinates(k, width, rho, w, P, v, a)
                 if not _diagonal_positive(P):
                     _set_prior(P, p0)  # the refresh met a P rounding made indefinite
                 counts[2] = 0
@@ -523,7 +523,7 @@ def _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, IB, im
                     iN, iS, iq, iscored, icovered = _learn_interval(
                         y, yhat, scale, v_t, _noise_lam(mu_t, ihyper), iN, iS, iq, eta, alpha,
                         iscored, icovered)
-            _after_step(status, mu_t, w, P, L, v, p0, codes)
+            _after_step(status, mu_t, w, P, L, v, p0, codes, Px)  # stale from here
             fresh = False
             pmin = -1.0
             continue
@@ -636,8 +636,9 @@ def _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, IB, im
                 pmin = -1.0
             # At high forgetting, the other coordinates of this refresh
             # (after the fused one, in learn_one's order and arithmetic).
-            for i in range(1, width):
-                _refresh_prior((k + i) % d, rho, w, P, v)
+            # Px is stale from here (width > 1: P x_next is formed again).
+            if width > 1:
+                _refresh_coordinates(k + 1, width - 1, rho, w, P, v, Px)
             if width > 1:
                 positive = _diagonal_positive(P)
             if not positive:

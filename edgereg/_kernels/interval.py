@@ -192,7 +192,7 @@ def _one(x, y, mu, w, P, Px, Px64, vv, L, cap, p0, codes, I, ihyper, band):
     if status == _STEP_CAREFULLY:
         _symv(P, x, Px64)
         yhat, status = _step_from(x, y, lam, w, P, Px64, cap, p0, pmin)
-    _after_step(status, mu, w, P, L, vv, p0, codes)
+    _after_step(status, mu, w, P, L, vv, p0, codes, Px)
     if status == OK:
         interval_learn(y, yhat, v, mu, I, ihyper)
     else:

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import compiled, inline_kernel, kernel
+from .dtype import like
 
 #: keep_prior=False: a coordinate whose variance P_ii passes MAX_VARIANCE * p0
 #: is reset to the prior (``_reset_unexcited``: P_ii back to p0, w_i pulled
@@ -142,6 +143,72 @@ def _refresh_prior(k, rho, w, P, v):
     g = _bounded_pull(rho * w[k] / den, w, Pk)
     s = np.float64(math.sqrt(rho / den))  # float64 also without the JIT
     pull_and_downdate(w, P, Pk, v, g, s)
+
+
+@compiled(_nrt=False)
+def _refresh_coordinates(k, count, rho, w, P, v, a):
+    """``count`` coordinates of a refresh, k, k + 1, ... (mod d): each
+    :func:`_refresh_prior`'s step in turn, the same bits, two of their
+    downdates to a pass over P. A refresh at high forgetting covers
+    ceil(d mu / 2) coordinates, a pass each (docs/design/dfop.md, "Cost").
+
+    The second coordinate's step reads row c of P as the first left it: that
+    row is formed from the first vector by the subtraction the pass makes,
+    rounded to P's dtype as the pass stores it; then w's pull and the vector
+    (the row times sqrt(rho / den)) as ``_refresh_prior`` forms them. The
+    pass subtracts both vectors from every entry, in their order. ``v``,
+    ``a``: scratch of one dtype (``_refresh_prior``'s ``v``'s). Compiled
+    without NRT: it allocates nothing, and the reference counts of the rows
+    and buffers it names cost as much as the pass at d = 10.
+    """
+    d = w.shape[0]
+    done = 0
+    while done < count:
+        n = 0
+        while n < 2 and done < count:
+            c = (k + done) % d
+            done += 1
+            u = v if n == 0 else a
+            Pc = P[c]
+            if n == 0:
+                for j in range(d):
+                    u[j] = Pc[j]
+            else:
+                vc = v[c]
+                for j in range(d):
+                    u[j] = like(Pc[j] - vc * v[j], P)
+            den = 1.0 + rho * u[c]
+            if not den > 0.0:
+                continue  # as _refresh_prior: P is at fault, repaired after the refresh
+            g = _bounded_pull(rho * w[c] / den, w, u)
+            s = np.float64(math.sqrt(rho / den))
+            for j in range(d):
+                w[j] -= u[j] * g
+            for j in range(d):
+                u[j] *= s
+            n += 1
+        _downdate_pair(P, n, v, a)
+
+
+@inline_kernel
+def _downdate_pair(P, n, v, a):
+    """P <- P - v v^T (n = 1), or P <- (P - v v^T) - a a^T in one pass (n = 2),
+    each entry rounded to P's dtype after each subtraction, as two passes
+    store it."""
+    d = P.shape[0]
+    if n == 1:
+        for i in range(d):
+            vi = v[i]
+            Pi = P[i]
+            for j in range(d):
+                Pi[j] = Pi[j] - vi * v[j]
+    elif n == 2:
+        for i in range(d):
+            vi = v[i]
+            ai = a[i]
+            Pi = P[i]
+            for j in range(d):
+                Pi[j] = like(Pi[j] - vi * v[j], P) - ai * a[j]
 
 
 @inline_kernel
