@@ -16,6 +16,7 @@ from conftest import SHARED_DATA
 
 from edgereg import DFOP, Fleet, SparseDFOP
 from edgereg._kernels.dfop import MAX_VARIANCE
+from edgereg._kernels.prior import _refresh_coordinates, _refresh_prior
 from edgereg.datasets import BUNDLED, load
 
 FORGETTING = (0.1, 0.3, 0.5, 0.9)
@@ -241,3 +242,32 @@ def test_auto_forgetting_goes_where_the_real_regression_streams_want(name):
     best = DEFAULT_LATTICE[int(np.argmin(fixed))]
     assert best >= 0.25 and auto.forgetting_ >= 0.25, (best, auto.forgetting_)
     assert mse <= 1.05 * min(fixed), (mse, min(fixed), best)
+
+
+@pytest.mark.parametrize("P_dtype, scratch_dtype", [("float64", "float64"),
+                                                    ("float32", "float32"),
+                                                    ("float32", "float64")])
+@pytest.mark.parametrize("seed", range(6))
+def test_refresh_two_to_a_pass_equals_one_pass_each_bit_for_bit(P_dtype, scratch_dtype, seed):
+    """A refresh of several coordinates, two downdates to a pass over P, writes
+    the bits of one ``_refresh_prior`` call a coordinate (the step the
+    docs derive), on every pairing of P's dtype with the scratch's that the
+    kernels make, from any start and count (wrapping past d, odd counts),
+    with a coordinate whose denominator is not positive (skipped by both)."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.choice([1, 2, 5, 10, 33]))
+    A = rng.normal(size=(d, d)) * rng.choice([1e-3, 1.0, 1e3])
+    P = (A @ A.T + np.eye(d)).astype(P_dtype)
+    w = (rng.normal(size=d) * 10.0).astype(P_dtype)
+    if seed == 5:
+        P[d // 2, d // 2] = -2.0  # a state at fault: its coordinate is skipped
+    k, count = int(rng.integers(d)), int(rng.integers(1, 2 * d + 2))
+    rho = float(rng.uniform(0.01, 5.0))
+    P1, w1 = P.copy(), w.copy()
+    v, a = np.zeros(d, scratch_dtype), np.zeros(d, scratch_dtype)
+    _refresh_coordinates(k, count, rho, w1, P1, v, a)
+    P2, w2, v2 = P.copy(), w.copy(), np.zeros(d, scratch_dtype)
+    for i in range(count):
+        _refresh_prior((k + i) % d, rho, w2, P2, v2)
+    assert P1.tobytes() == P2.tobytes()
+    assert w1.tobytes() == w2.tobytes()

@@ -137,10 +137,12 @@ def _refresh_prior(k, rho, w, P, v):
     not be finite, w is left as it is (:func:`_bounded_pull`).
     """
     Pk = P[k]
-    den = 1.0 + rho * Pk[k]
+    # np.float64: numba forms these in float64 whatever P's dtype; without
+    # the JIT, numpy's scalars would keep float32's.
+    den = 1.0 + rho * np.float64(Pk[k])
     if not den > 0.0:
         return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
-    g = _bounded_pull(rho * w[k] / den, w, Pk)
+    g = _bounded_pull(rho * np.float64(w[k]) / den, w, Pk)
     s = np.float64(math.sqrt(rho / den))  # float64 also without the JIT
     pull_and_downdate(w, P, Pk, v, g, s)
 
@@ -177,10 +179,10 @@ def _refresh_coordinates(k, count, rho, w, P, v, a):
                 vc = v[c]
                 for j in range(d):
                     u[j] = like(Pc[j] - vc * v[j], P)
-            den = 1.0 + rho * u[c]
+            den = 1.0 + rho * np.float64(u[c])
             if not den > 0.0:
                 continue  # as _refresh_prior: P is at fault, repaired after the refresh
-            g = _bounded_pull(rho * w[c] / den, w, u)
+            g = _bounded_pull(rho * np.float64(w[c]) / den, w, u)
             s = np.float64(math.sqrt(rho / den))
             for j in range(d):
                 w[j] -= u[j] * g
