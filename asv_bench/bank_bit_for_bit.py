@@ -71,20 +71,27 @@ def case(old, seed, folder):
     y[bad[4:]] = [np.nan, -np.inf, 1e101, 1e300]
     a, b = old.DFOP(d, "auto", **kw), edgereg.DFOP(d, "auto", **kw)
     diffs = [f"row {t}" for t in range(n) if not same(answer(a, X[t], y[t]), answer(b, X[t], y[t]))]
-    diffs += [f"state {f}" for f, fa, fb in zip(a.state._fields, a.state, b.state, strict=True)
-              if fa.tobytes() != fb.tobytes()]
-    a.save(folder / "a.npz")
-    b.save(folder / "b.npz")
-    with np.load(folder / "a.npz") as fa, np.load(folder / "b.npz") as fb:
-        diffs += [f"file {k}" for k in fa.files if fa[k].tobytes() != fb[k].tobytes()]
+    diffs += state_and_file_diffs(a, b, folder)
     print(seed, d, kw, "same" if not diffs else f"DIFFERENT: {diffs[:3]}", flush=True)
     return not diffs
 
 
-def main():
+def state_and_file_diffs(a, b, folder):
+    """The state arrays and the saved files' arrays of two models that differ."""
+    diffs = [f"state {f}" for f, fa, fb in zip(a.state._fields, a.state, b.state, strict=True)
+             if fa.tobytes() != fb.tobytes()]
+    a.save(folder / "a.npz")
+    b.save(folder / "b.npz")
+    with np.load(folder / "a.npz") as fa, np.load(folder / "b.npz") as fb:
+        diffs += [f"file {k}" for k in fa.files if fa[k].tobytes() != fb[k].tobytes()]
+    return diffs
+
+
+def main(case=case, default_cases=40):
+    """Run ``case(old package, seed, folder)`` over the cases; exit 1 if any differ."""
     folder = Path(tempfile.mkdtemp())
     old, sha = package_at(sys.argv[1], folder / "package")
-    cases = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    cases = int(sys.argv[2]) if len(sys.argv) > 2 else default_cases
     different = sum(not case(old, seed, folder) for seed in range(cases))
     print(f"tree against {sha[:8]}: {cases} cases, {different} different")
     sys.exit(1 if different else 0)

@@ -14,14 +14,12 @@ message), the state arrays and the saved file's arrays must be the same
 bits. COMMIT's edgereg/ is imported beside the tree's (``same_process.py``).
 """
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bank_bit_for_bit import answer, same, stream  # noqa: E402
-from same_process import package_at  # noqa: E402
+from bank_bit_for_bit import answer, main, same, state_and_file_diffs, stream  # noqa: E402
 
 import edgereg  # noqa: E402
 
@@ -60,24 +58,10 @@ def case(old, seed, folder):
     ra, rb = blocks(a, X, y, cuts), blocks(b, X, y, cuts)
     diffs += [f"block answer {i}" for i, (p, q) in enumerate(zip(ra, rb, strict=True))
               if not same(p, q)] if len(ra) == len(rb) else ["block answers' count"]
-    diffs += [f"state {f}" for f, fa, fb in zip(a.state._fields, a.state, b.state, strict=True)
-              if fa.tobytes() != fb.tobytes()]
-    a.save(folder / "a.npz")
-    b.save(folder / "b.npz")
-    with np.load(folder / "a.npz") as fa, np.load(folder / "b.npz") as fb:
-        diffs += [f"file {k}" for k in fa.files if fa[k].tobytes() != fb[k].tobytes()]
+    diffs += state_and_file_diffs(a, b, folder)
     print(seed, d, mu, kw, "same" if not diffs else f"DIFFERENT: {diffs[:3]}", flush=True)
     return not diffs
 
 
-def main():
-    folder = Path(tempfile.mkdtemp())
-    old, sha = package_at(sys.argv[1], folder / "package")
-    cases = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    different = sum(not case(old, seed, folder) for seed in range(cases))
-    print(f"tree against {sha[:8]}: {cases} cases, {different} different")
-    sys.exit(1 if different else 0)
-
-
 if __name__ == "__main__":
-    main()
+    main(case, default_cases=60)
