@@ -18,7 +18,7 @@ MODEL_MODULES = {
     "RLS": "dfop",
     "DFOPBank": "bank",
     "DriftAlarm": "drift",
-    "FleetBank": "bank",
+    "FleetBank": "fleet_bank",
     "Fleet": "fleet",
     "NORMAClassifier": "norma",
     "NORMANovelty": "norma",
