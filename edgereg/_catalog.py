@@ -18,7 +18,7 @@ MODEL_MODULES = {
     "RLS": "dfop",
     "DFOPBank": "bank",
     "DriftAlarm": "drift",
-    "FleetBank": "fleet_bank",
+    "FleetBank": "bank",
     "Fleet": "fleet",
     "NORMAClassifier": "norma",
     "NORMANovelty": "norma",

@@ -164,7 +164,7 @@ class Fleet(OnlineModel):
         As for :class:`~edgereg.DFOP`; shared by all models.
         ``forgetting="auto"`` makes every model a self-tuning
         :class:`~edgereg.DFOPBank` (the fleet is then a
-        :class:`~edgereg.fleet_bank.FleetBank`).
+        :class:`~edgereg.bank.FleetBank`).
     on_invalid : {"raise", "skip"}
         What a NaN/inf (or, for classification, a label outside {-1, 0, 1})
         in model k's row does. Models never affect each other:

@@ -9,8 +9,6 @@ test_allocation.py) cover the bank through ``DFOPBank._unit_test_params``.
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pytest
 
@@ -598,18 +596,3 @@ def test_sparse_dfop_with_auto_forgetting_is_a_bank_on_the_projection(projection
     assert model.forgetting_ == bank.forgetting_
     dense = edgereg.SparseDFOP(120, 8, forgetting="auto", projection=projection)
     assert np.array_equal(dense.learn_many(X.toarray(), y), out)
-
-
-def test_a_fleet_bank_pickle_that_names_the_old_module_loads():
-    """FleetBank moved from edgereg.bank to edgereg.fleet_bank: a pickle written
-    before names the old module (rewritten here in protocol 0's text form)."""
-    fleet = edgereg.Fleet(2, 3, forgetting="auto")
-    X = np.random.default_rng(0).normal(size=(2, 50, 3))
-    fleet.learn_many(X, X @ [1.0, -1.0, 0.5])
-    text = pickle.dumps(fleet, protocol=0)
-    assert b"edgereg.fleet_bank\n" in text
-    old = pickle.loads(text.replace(b"edgereg.fleet_bank\n", b"edgereg.bank\n"))
-    assert type(old) is FleetBank
-    np.testing.assert_array_equal(old.coef_, fleet.coef_)
-    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
-        edgereg.bank.Nothing  # noqa: B018
