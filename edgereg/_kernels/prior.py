@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from .._jit import compiled, inline_kernel, kernel
+from .._jit import compiled, inline_kernel, kernel, recompile_with
+from . import dtype as _dtype_module
 from .dtype import like
 
 #: keep_prior=False: a coordinate whose variance P_ii passes MAX_VARIANCE * p0
@@ -258,3 +259,7 @@ def _refresh_width(d, forgotten):
 def _max_variance(p0, keep_prior):
     """The cap on P's diagonal: none with the prior refresh, MAX_VARIANCE * p0 without it."""
     return np.inf if keep_prior else MAX_VARIANCE * p0
+
+
+# The refresh inlines dtype's ``like``: recompile it when dtype.py changes (see _jit).
+recompile_with(globals(), _dtype_module)
