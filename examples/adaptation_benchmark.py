@@ -24,7 +24,7 @@ forgetting  ``examples/adaptation_forgetting.py``'s ``main`` (when that file exi
 Usage::
 
     python examples/adaptation_benchmark.py --part switch|alarm|forgetting|all \\
-        [--root DIR] [--seeds 200] [--n 100000] [--sections S1,S2,...]
+        [--root DIR] [--seeds 200] [--n 100000] [--misfit-runs 20] [--sections S1,S2,...]
 
 ``--root`` is a folder holding the original files
 (``root/<dataset>/<files>``), by default ``$EDGEREG_DATA_ROOT``; without
@@ -357,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
                          "$EDGEREG_DATA_ROOT, else edgereg's data folder)")
     ap.add_argument("--seeds", type=int, default=200, help="S1's stationary runs per d")
     ap.add_argument("--flip-seeds", type=int, default=20)
+    ap.add_argument("--misfit-runs", type=int, default=20, help="S3's runs per stream")
     ap.add_argument("--n", type=int, default=100_000, help="S1's stream length")
     ap.add_argument("--width", type=float, default=2.0,
                     help="A1 and A2: DriftAlarm's width (its default 2; the clipping range)")
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         if on("S4"):
             s4_real(args.root)
         if on("S3"):
-            s3_misfit(args.root)
+            s3_misfit(args.root, args.misfit_runs)
         if on("S2"):
             s2_flips(args.flip_seeds)
         if on("S1"):

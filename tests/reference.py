@@ -1050,6 +1050,9 @@ class CompareReference:
     """
 
     BETS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9])
+    # SelectiveSampler's wait: early instances every span / 8 tested rounds,
+    # testing "the candidate is better by at most 0.2"
+    EARLY_MARGIN, EARLY_PER_SPAN = 0.2, 8
 
     def __init__(self, d: int, span: int, *, candidate: bool = False,
                  theta: float = 0.01, rate: float = 0.02) -> None:
@@ -1058,14 +1061,21 @@ class CompareReference:
         self.d, self.span, self.lam, self.theta, self.rate = d, span, lam, theta, rate
         self.Ac, self.bc = np.eye(d), np.zeros(d)
         self.As, self.bs = np.eye(d), np.zeros(d)  # the shadow (SelectiveSampler)
-        # SelectiveSampler: no instance before 3 spans of tested rounds
+        # SelectiveSampler: no ordinary instance before 3 spans of tested
+        # rounds, early ones instead, which share the prior mass of
+        # instances 1, 2 and 3 equally
         self.wait_spans = 3 if candidate else 0
+        self.early_log_prior = np.log(
+            sum(np.exp(EProcessReference.log_prior(j)) for j in (1, 2, 3))
+            / (3 * self.EARLY_PER_SPAN))
         self.restart()
+
+    def _instance(self, j: int, early: bool) -> dict:
+        return {"j": j, "deltas": [], "early": early}
 
     def restart(self) -> None:
         self.labels = 0
-        self.slots: list[dict | None] = [None if self.wait_spans else {"j": 1, "deltas": []},
-                                         None]
+        self.slots: list[dict | None] = [self._instance(1, bool(self.wait_spans)), None]
 
     def track(self, margin: float, test_every: int) -> None:
         above = 1.0 if margin > self.theta else 0.0
@@ -1091,8 +1101,9 @@ class CompareReference:
         quadratic = np.where(positive, lam * dl - lam * lam * dl * dl / 2, fan).sum(axis=1)
         chord = np.where(positive, dl * np.log1p(lam), fan).sum(axis=1)
         a = np.maximum(quadratic, chord)
-        return float(np.logaddexp.reduce(a) - np.log(len(a))
-                     + EProcessReference.log_prior(inst["j"]))
+        prior = (self.early_log_prior if inst["early"]
+                 else EProcessReference.log_prior(inst["j"]))
+        return float(np.logaddexp.reduce(a) - np.log(len(a)) + prior)
 
     def score(self) -> float:
         return max((self._log_e(i) for i in self.slots if i is not None), default=-1e300)
@@ -1100,15 +1111,20 @@ class CompareReference:
     def label(self, delta: float) -> float:
         """One tested round's loss difference; returns the largest instance log e-value."""
         best = -1e300
+        m = self.EARLY_MARGIN
         for inst in self.slots:
             if inst is not None:
-                inst["deltas"].append(delta)
+                inst["deltas"].append((delta - m) / (1 + m) if inst["early"] else delta)
                 best = max(best, self._log_e(inst))
         self.labels += 1
-        if self.labels % self.span == 0:
+        if self.labels < self.wait_spans * self.span:
+            every = self.span // self.EARLY_PER_SPAN
+            if self.labels % every == 0:
+                k = self.labels // every
+                self.slots[k % 2] = self._instance(k + 1, True)
+        elif self.labels % self.span == 0:
             q = self.labels // self.span
-            if q >= self.wait_spans:
-                self.slots[q % 2] = {"j": q + 1, "deltas": []}
+            self.slots[q % 2] = self._instance(q + 1, False)
         return best
 
 

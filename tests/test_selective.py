@@ -721,9 +721,9 @@ def test_compare_process_matches_reference_after_every_step():
 
 
 def test_compare_learn_matches_reference_and_learn_many_across_instance_restarts():
-    # 5,000 labelled rounds, one in four tested: no instance runs before the
-    # 768th tested round (the wait of three spans), the first starts there,
-    # the second at the 1,024th.
+    # 5,000 labelled rounds, one in four tested: early instances (the shifted
+    # null) every 32 tested rounds until the 768th (the wait of three spans),
+    # then the ordinary instances, the first there, the second at the 1,024th.
     X, y, _, _ = switch_stream(5000, 2, switch_at=4000, distance=2.0, seed=5)
     ref = selective_reference(X, y, forced=True, switch_test="compare")
     m = SelectiveSampler(2)
@@ -737,6 +737,23 @@ def test_compare_learn_matches_reference_and_learn_many_across_instance_restarts
     np.testing.assert_array_equal(block.learn_many(X, y), ref["prediction"])
     for k, v in m.state._asdict().items():
         np.testing.assert_array_equal(v, getattr(block.state, k), err_msg=k)
+
+
+def test_compare_early_instances_find_a_flip_during_the_wait():
+    # A sign flip at round 1,500, d = 3: about 500 tested rounds into the
+    # epoch, inside the wait of three spans (768 tested rounds, past round
+    # 2,200 here), so only an early instance can find it before then.
+    for seed in range(3):
+        X, y, _, _ = switch_stream(4000, 3, switch_at=1500, distance=2.0, seed=seed)
+        m = SelectiveSampler(3)
+        m.process_many(X[:1500], y[:1500])
+        assert m.n_switches_ == 0 and 256 <= m.state.switch_test[0] < 768
+        for s in range(1500, 2100):
+            tested = m.state.switch_test[0]  # the epoch's tested rounds before this one
+            m.process_one(X[s], lambda s=s, y=y: y[s])
+            if m.n_switches_:
+                break
+        assert m.n_switches_ == 1 and tested < 768, (seed, s, tested)
 
 
 def test_compare_switch_swaps_in_the_candidates_weights():
@@ -858,3 +875,41 @@ def test_compare_state_faults_are_reported(tmp_path):
         edgereg.load(tmp_path / "bad.npz")
     resumed = edgereg.load(tmp_path / "m.npz")
     assert resumed.switch_score_ == m.switch_score_
+
+
+@pytest.mark.parametrize("margin, reason", [(0.3, "early instance's margin"),
+                                            (0.0, "inconsistent sums")])
+def test_compare_early_instance_faults_are_reported(tmp_path, margin, reason):
+    # ~160 tested rounds: slot 0 holds an early instance (its margin at C[8 + 7])
+    X, y, _, _ = switch_stream(500, 3, seed=2)
+    m = SelectiveSampler(3)
+    m.process_many(X, y)
+    m.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    C = arrays["state.switch_test"].copy()
+    assert C[0] < 768 and C[15] == 0.2
+    C[15] = margin
+    arrays["state.switch_test"] = C
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(edgereg.StateFileError, match=reason):
+        edgereg.load(tmp_path / "bad.npz")
+
+
+def test_compare_file_from_before_the_early_instances_loads_and_resumes(tmp_path):
+    # Written before the early instances: no instance at all during the wait.
+    # It loads, and the next early instance starts at its turn.
+    X, y, _, _ = switch_stream(1000, 3, seed=2)
+    m = SelectiveSampler(3)
+    m.process_many(X[:500], y[:500])
+    m.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    C = arrays["state.switch_test"].copy()
+    C[8:24] = 0.0
+    arrays["state.switch_test"] = C
+    np.savez(tmp_path / "old.npz", **arrays)
+    old = edgereg.load(tmp_path / "old.npz")
+    assert old.switch_score_ == -1e300
+    old.process_many(X[500:], y[500:])
+    assert max(old.state.switch_test[11], old.state.switch_test[19]) >= 1.0

@@ -71,9 +71,27 @@ CANDIDATE_MEMORY_BASE = 8.0
 def candidate_lambda(d):
     """The candidate's forgetting factor per label at dimension d."""
     return 1.0 - 1.0 / (CANDIDATE_MEMORY_PER_INPUT * d + CANDIDATE_MEMORY_BASE)
-#: SelectiveSampler's comparison starts no instance in an epoch's first
-#: WAIT_SPANS spans of tested rounds (``compare_restart``).
+#: SelectiveSampler's comparison starts no ordinary instance in an epoch's
+#: first WAIT_SPANS spans of tested rounds (``compare_restart``): while the
+#: classifier that picks the tested rounds settles, a forgetting candidate can
+#: be genuinely better on them (XOR labels), and the weak null fails.
 WAIT_SPANS = 3
+#: During that wait it runs *early* instances, which test the shifted null
+#: "the candidate is better by at most EARLY_MARGIN" (in 0/1 error on the
+#: tested rounds): delta enters their sums as (delta - EARLY_MARGIN) /
+#: (1 + EARLY_MARGIN), still in [-1, 1]. The weak null implies the shifted
+#: one, so they keep the guarantee; only a large advantage (a sign flip, not
+#: the selection settling) makes them fire.
+EARLY_MARGIN = 0.2
+#: An early instance starts every span / EARLY_PER_SPAN tested rounds, so that
+#: one is never far behind a change (each would otherwise carry the deficit
+#: the shifted deltas pile up before it).
+EARLY_PER_SPAN = 8
+#: log of an early instance's share of delta: together they spend what the
+#: ordinary instances 1 .. WAIT_SPANS would (pi_1 + ... + pi_WAIT_SPANS =
+#: 1 - ln 2 / ln(WAIT_SPANS + 2)), in equal parts.
+EARLY_LOG_PRIOR = math.log((1.0 - math.log(2.0) / math.log(WAIT_SPANS + 2.0))
+                           / (WAIT_SPANS * EARLY_PER_SPAN))
 
 # Globals (C[:8]).
 # GLOBAL_LAST and GLOBAL_THETA are at the e-process's GLOBAL_LAST and GLOBAL_THETA: the
@@ -94,6 +112,7 @@ SCALAR_J = 3  # its index j (spends delta pi_j); 0: not started
 SCALAR_PJ = 4  # log pi_j
 SCALAR_P = 5  # sum of the positive deltas
 SCALAR_VP = 6  # sum of the positive deltas' squares
+SCALAR_MARGIN = 7  # 0, or EARLY_MARGIN for an early instance (its shifted null)
 N_SCALARS = 8
 _SLOTS = 2
 # DriftAlarm's statistics of y in the epoch (after the incumbent RLS).
@@ -145,15 +164,26 @@ def _start_instance(C, i, j):
     C[o + SCALAR_PJ] = _log_prior(float(j))
 
 
+@inline_kernel
+def _start_early(C, i, k):
+    """Instance slot i starts afresh as the epoch's k-th early instance."""
+    o = N_GLOBALS + i * N_SCALARS
+    for m in range(N_SCALARS):
+        C[o + m] = 0.0
+    C[o + SCALAR_J] = float(k)
+    C[o + SCALAR_PJ] = EARLY_LOG_PRIOR
+    C[o + SCALAR_MARGIN] = EARLY_MARGIN
+
+
 @kernel
 def compare_restart(C, span):
     """A new epoch: instance 1 starts (DriftAlarm: after its incumbent's burn-in),
     slot 1 waits ``span`` tested rounds. SelectiveSampler's block (the one with a
-    shadow) starts no instance before ``WAIT_SPANS`` spans of tested rounds: the
-    comparison waits until the shadow has learnt that many labels and the
-    classifier, which picks the tested rounds, has settled (XOR labels on
-    [0, 1]^2, 100 runs: a switch in 25 with a wait of one span, 12 with two,
-    2 with three; docs/design/switch-tests.md)."""
+    shadow) starts no ordinary instance before ``WAIT_SPANS`` spans of tested
+    rounds, until the shadow has learnt that many labels and the classifier,
+    which picks the tested rounds, has settled (XOR labels on [0, 1]^2, 100
+    runs: a switch in 25 with a wait of one span, 12 with two, 2 with three;
+    docs/design/switch-tests.md); early instance 1 starts instead."""
     C[GLOBAL_LABELS] = 0.0
     C[GLOBAL_SPAN] = float(span)
     C[GLOBAL_ROWS] = 0.0
@@ -163,6 +193,8 @@ def compare_restart(C, span):
             C[o + k] = 0.0
     if C[GLOBAL_WAIT] == 0.0:
         _start_instance(C, 0, 1)
+    else:
+        _start_early(C, 0, 1)
 
 
 @kernel
@@ -217,11 +249,14 @@ def _log_wealth_bound(S, V, P, VP):
 
 
 @inline_kernel
-def compare_label(delta, threshold, C):
+def compare_label(delta, threshold, C, early):
     """One tested round with loss difference ``delta`` in [-1, 1] (incumbent's
     minus candidate's): every running instance's sums updated, the staggered
     start made; True when an instance's log e-value (its log wealth + log pi_j)
     reaches ``threshold`` = log(1 / delta_level), recorded in C[GLOBAL_LAST].
+    ``early``: a literal, True where the block can hold early instances
+    (SelectiveSampler's), False for DriftAlarm's, whose rows then carry no
+    test of an instance's margin.
 
     C is indexed directly (no views: a view made per round costs two atomic
     reference counts, more than the round's arithmetic)."""
@@ -230,14 +265,19 @@ def compare_label(delta, threshold, C):
         o = N_GLOBALS + i * N_SCALARS
         if C[o + SCALAR_J] < 1.0:
             continue
-        S = C[o + SCALAR_S] + delta
-        V = C[o + SCALAR_V] + delta * delta
+        dl = delta
+        if early:
+            margin = C[o + SCALAR_MARGIN]
+            if margin != 0.0:
+                dl = (delta - margin) / (1.0 + margin)
+        S = C[o + SCALAR_S] + dl
+        V = C[o + SCALAR_V] + dl * dl
         C[o + SCALAR_S] = S
         C[o + SCALAR_V] = V
         # Without a branch (the sign of delta is a coin toss on a stationary
         # stream: a mispredicted branch a row cost DriftAlarm ~5 ns at d = 10);
         # adding 0.0 leaves the sums as they are.
-        positive = delta if delta > 0.0 else 0.0
+        positive = dl if dl > 0.0 else 0.0
         C[o + SCALAR_P] += positive
         C[o + SCALAR_VP] += positive * positive
         C[o + SCALAR_N] += 1.0
@@ -253,10 +293,17 @@ def compare_label(delta, threshold, C):
     n = int(C[GLOBAL_LABELS]) + 1
     C[GLOBAL_LABELS] = float(n)
     span = int(C[GLOBAL_SPAN])
-    if n % span == 0:
+    if early and C[GLOBAL_WAIT] == 1.0 and n < WAIT_SPANS * span:
+        # The wait: an early instance every span / EARLY_PER_SPAN tested rounds,
+        # each living until its slot is taken (the last one in slot 0 runs on
+        # until instance WAIT_SPANS + 2 takes it).
+        every = span // EARLY_PER_SPAN
+        if n % every == 0:
+            k = n // every
+            _start_early(C, k % 2, k + 1)
+    elif n % span == 0:
         q = n // span
-        if C[GLOBAL_WAIT] == 0.0 or q >= WAIT_SPANS:
-            _start_instance(C, q % 2, q + 1)
+        _start_instance(C, q % 2, q + 1)
     return fired
 
 
@@ -436,13 +483,20 @@ def compare_faults(C, d, span, drift, field):
         s = C[N_GLOBALS + i * N_SCALARS : N_GLOBALS + (i + 1) * N_SCALARS]
         if s[SCALAR_J] >= 1.0:
             live += 1
+            early = s[SCALAR_MARGIN] != 0.0
+            prior = EARLY_LOG_PRIOR if early else python_function(_log_prior)(s[SCALAR_J])
             if not (count(s[SCALAR_J]) and count(s[SCALAR_N]) and s[SCALAR_N] <= 2 * span
                     and abs(s[SCALAR_S]) <= s[SCALAR_N] and 0.0 <= s[SCALAR_V] <= s[SCALAR_N]
                     and 0.0 <= s[SCALAR_P] <= s[SCALAR_N] and 0.0 <= s[SCALAR_VP] <= s[SCALAR_V]
-                    and abs(s[SCALAR_PJ] - python_function(_log_prior)(s[SCALAR_J])) <= 1e-9):
+                    and abs(s[SCALAR_PJ] - prior) <= 1e-9):
                 faults.append((field, f"instance {i} holds inconsistent sums or counts"))
+            elif early and not (s[SCALAR_MARGIN] == EARLY_MARGIN and not drift
+                                and s[SCALAR_J] <= WAIT_SPANS * EARLY_PER_SPAN):
+                faults.append((field, f"instance {i} holds an early instance's margin "
+                                      f"{s[SCALAR_MARGIN]!r} it cannot have"))
     if C[GLOBAL_WAIT] != (0.0 if drift else 1.0):
         faults.append((field, f"holds a wait flag {C[GLOBAL_WAIT]!r} of the other model"))
+    # (a file written before the early instances may hold none during the wait)
     if live == 0 and not (C[GLOBAL_WAIT] == 1.0 and C[GLOBAL_LABELS] < WAIT_SPANS * span):
         faults.append((field, "holds no running instance of the test"))
     o = N_GLOBALS + _SLOTS * N_SCALARS

@@ -197,7 +197,7 @@ def compare_drift_run(X, Y, M, rows, C, N, work, hyper, codes, record, n_counts)
         if rows_seen >= burn and ys[YSTAT_ABSDEV] > 0.0:
             delta = _drift_delta(y, f, m, ys, width)
             if math.isfinite(delta):
-                fired = compare_label(delta, threshold, C)
+                fired = compare_label(delta, threshold, C, False)
         _drift_ystats(y, rows_seen, ys)
         C[GLOBAL_ROWS] = rows_seen + 1.0
         fresh = False

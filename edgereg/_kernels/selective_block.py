@@ -199,7 +199,7 @@ def _run_block(X, Y, forced, normalize, test, test_every, span, kappa, delta, wi
                         fc, rc = candidate_prediction(xn, E, d, hx)
                         fs, rs = shadow_prediction(xn, E, d, acc)
                         if tested:
-                            won = compare_label(wrong(fs, y) - wrong(fc, y), threshold, E)
+                            won = compare_label(wrong(fs, y) - wrong(fc, y), threshold, E, True)
                     if won:
                         wc, _pc = compare_rls(E, d)
                         f, rp = _swap(switches, counts, w, P, xn, Px, wc)

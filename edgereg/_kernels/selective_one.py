@@ -146,7 +146,7 @@ def _finish(xn, y, ask, f, rp, g, rLp, detect, test_every, span, compare, delta,
         fc, rc = candidate_prediction(xn, E, d, hx)
         fs, rs = shadow_prediction(xn, E, d, acc)
         if tested:
-            won = compare_label(wrong(fs, y) - wrong(fc, y), -np.log(delta), E)
+            won = compare_label(wrong(fs, y) - wrong(fc, y), -np.log(delta), E, True)
     if won:
         wc, _pc = compare_rls(E, d)
         f, rp = _swap(switches, counts, w, P, xn, Px, wc)
