@@ -249,9 +249,8 @@ class SelectiveSampler(OnlineModel):
         ``SWITCH_RECORD`` (64) are kept, ``n_switches_`` counts all.
     switch_score_ : float
         "compare", "eprocess": the test's current log e-value (a switch is
-        declared when it reaches log(1 / delta)); "compare": -1e300 until
-        the epoch's first instance of the test starts, after 768 tested
-        rounds (3 spans of 256). NaN for "spec" or without detection.
+        declared when it reaches log(1 / delta)). NaN for "spec" or without
+        detection.
 
     Notes
     -----
@@ -424,8 +423,7 @@ class SelectiveSampler(OnlineModel):
     def switch_score_(self) -> float:
         """The test's current log e-value ("compare", "eprocess"; NaN for
         "spec" or without detection): a switch is declared when it reaches
-        log(1 / delta). "compare": -1e300 until the epoch's first instance
-        starts (after 768 tested rounds)."""
+        log(1 / delta)."""
         E = self._state.switch_test
         if self._test_code == COMPARE_TEST:
             return float(python_function(compare_score)(E))
