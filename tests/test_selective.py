@@ -861,14 +861,19 @@ def test_compare_wealth_is_exact_for_01_losses_and_a_lower_bound_otherwise():
     assert _wealth_from_sums(np.ones(20)) >= 20 * np.log1p(0.9) - np.log(9) - 1e-9
 
 
-def test_compare_state_faults_are_reported(tmp_path):
-    X, y, _, _ = switch_stream(500, 3, seed=2)
+def _saved_after(tmp_path, rows: int) -> tuple[SelectiveSampler, dict]:
+    """A sampler after ``rows`` rounds of a stationary stream, and its saved arrays."""
+    X, y, _, _ = switch_stream(rows, 3, seed=2)
     m = SelectiveSampler(3)
     m.process_many(X, y)
     m.save(tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz") as f:
-        arrays = {k: f[k] for k in f.files}
-    arrays["state.switch_test"] = arrays["state.switch_test"].copy()
+        arrays = {k: f[k].copy() for k in f.files}
+    return m, arrays
+
+
+def test_compare_state_faults_are_reported(tmp_path):
+    m, arrays = _saved_after(tmp_path, 500)
     arrays["state.switch_test"][1] = 100.0  # not the span of the test's instances
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(edgereg.StateFileError, match="switch_test"):
@@ -881,16 +886,10 @@ def test_compare_state_faults_are_reported(tmp_path):
                                             (0.0, "inconsistent sums")])
 def test_compare_early_instance_faults_are_reported(tmp_path, margin, reason):
     # ~160 tested rounds: slot 0 holds an early instance (its margin at C[8 + 7])
-    X, y, _, _ = switch_stream(500, 3, seed=2)
-    m = SelectiveSampler(3)
-    m.process_many(X, y)
-    m.save(tmp_path / "m.npz")
-    with np.load(tmp_path / "m.npz") as f:
-        arrays = {k: f[k] for k in f.files}
-    C = arrays["state.switch_test"].copy()
+    _, arrays = _saved_after(tmp_path, 500)
+    C = arrays["state.switch_test"]
     assert C[0] < 768 and C[15] == 0.2
     C[15] = margin
-    arrays["state.switch_test"] = C
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(edgereg.StateFileError, match=reason):
         edgereg.load(tmp_path / "bad.npz")
@@ -899,17 +898,11 @@ def test_compare_early_instance_faults_are_reported(tmp_path, margin, reason):
 def test_compare_file_from_before_the_early_instances_loads_and_resumes(tmp_path):
     # Written before the early instances: no instance at all during the wait.
     # It loads, and the next early instance starts at its turn.
-    X, y, _, _ = switch_stream(1000, 3, seed=2)
-    m = SelectiveSampler(3)
-    m.process_many(X[:500], y[:500])
-    m.save(tmp_path / "m.npz")
-    with np.load(tmp_path / "m.npz") as f:
-        arrays = {k: f[k] for k in f.files}
-    C = arrays["state.switch_test"].copy()
-    C[8:24] = 0.0
-    arrays["state.switch_test"] = C
+    _, arrays = _saved_after(tmp_path, 500)
+    arrays["state.switch_test"][8:24] = 0.0
     np.savez(tmp_path / "old.npz", **arrays)
     old = edgereg.load(tmp_path / "old.npz")
     assert old.switch_score_ == -1e300
-    old.process_many(X[500:], y[500:])
+    X, y, _, _ = switch_stream(500, 3, seed=3)
+    old.process_many(X, y)
     assert max(old.state.switch_test[11], old.state.switch_test[19]) >= 1.0

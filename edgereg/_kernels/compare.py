@@ -155,24 +155,27 @@ def _ystats(C, d):
 
 
 @inline_kernel
-def _start_instance(C, i, j):
-    """Instance slot i starts afresh as the j-th of the epoch (C indexed directly)."""
+def _start(C, i, j, log_prior, margin):
+    """Instance slot i starts afresh as number j, spending exp(log_prior) of
+    delta, with its margin (C indexed directly)."""
     o = N_GLOBALS + i * N_SCALARS
     for k in range(N_SCALARS):
         C[o + k] = 0.0
     C[o + SCALAR_J] = float(j)
-    C[o + SCALAR_PJ] = _log_prior(float(j))
+    C[o + SCALAR_PJ] = log_prior
+    C[o + SCALAR_MARGIN] = margin
+
+
+@inline_kernel
+def _start_instance(C, i, j):
+    """Instance slot i starts as the j-th ordinary instance of the epoch."""
+    _start(C, i, j, _log_prior(float(j)), 0.0)
 
 
 @inline_kernel
 def _start_early(C, i, k):
-    """Instance slot i starts afresh as the epoch's k-th early instance."""
-    o = N_GLOBALS + i * N_SCALARS
-    for m in range(N_SCALARS):
-        C[o + m] = 0.0
-    C[o + SCALAR_J] = float(k)
-    C[o + SCALAR_PJ] = EARLY_LOG_PRIOR
-    C[o + SCALAR_MARGIN] = EARLY_MARGIN
+    """Instance slot i starts as the epoch's k-th early instance."""
+    _start(C, i, k, EARLY_LOG_PRIOR, EARLY_MARGIN)
 
 
 @kernel
