@@ -331,3 +331,40 @@ def test_every_kernel_module_declares_the_kernel_modules_it_imports():
                 assert value._cache._cache_file.dependencies, value
                 checked += 1
     assert checked > 50
+
+
+#: Self-tuning banks of every family, float32, each through learn_many first.
+#: Their kernels compile without NRT, and numba compiles the kernels they call
+#: with the caller's flags when they are not compiled yet; a float32 bank's
+#: first learn_many in a fresh process failed so (a view made by a function
+#: that numba compiled without NRT) while only a warm cache or an earlier
+#: DFOP call hid it.
+BANKS_FIRST = """
+import numpy as np
+import edgereg
+rng = np.random.default_rng(0)
+X = rng.normal(size=(80, 3)).astype(np.float32)
+y = X @ np.float32([1.0, -2.0, 0.5])
+out = []
+for kw in ({"dtype": "float32"}, {"dtype": "float32", "arithmetic": "float32"},
+           {"dtype": "float32", "coverage": 0.9}, {"dtype": "float32", "task": "classification"},
+           {"dtype": "float64"}):
+    m = edgereg.DFOP(3, forgetting="auto", **kw)
+    yy = np.sign(y) if "task" in kw else y
+    out += m.learn_many(X, yy).tolist() + [float(m.learn_one(X[0], yy[0]))]
+f = edgereg.Fleet(2, 3, forgetting="auto", dtype="float32")
+out += f.learn_many(np.stack([X, -X]), np.stack([y, y])).ravel().tolist()
+s = edgereg.SparseDFOP(3, 8, forgetting="auto", dtype="float32")
+out += s.learn_many(X, y).tolist()
+print(repr(out))
+"""
+
+
+def test_banks_compile_in_a_fresh_process_whatever_is_called_first(tmp_path):
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"), EDGEREG_CACHE_DIR=str(tmp_path / "e"))
+    result = subprocess.run([sys.executable, "-X", "faulthandler", "-c", BANKS_FIRST],
+                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    here: dict = {}
+    exec(BANKS_FIRST.replace("print(repr(out))", ""), here)  # this process: its own order
+    assert eval(result.stdout.strip()) == here["out"]

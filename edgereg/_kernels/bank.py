@@ -54,7 +54,7 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.core import config as numba_config
 from numba.extending import intrinsic, overload
-from numba.np.arrayobj import make_array, populate_array
+from numba.np.arrayobj import make_array
 
 from .._jit import compiled, inline_kernel, kernel, recompile_with
 from . import dfop as _dfop_kernels
@@ -417,36 +417,9 @@ def _untracked_overload(a):
         return lambda a: _untracked(a)
 
 
-@intrinsic
-def _scratch_in(typingctx, work, P):
-    """``dtype.scratch_of(work, P)`` (the float64 scratch seen in P's dtype), made
-    in place: a kernel compiled without NRT (``_bank_step``) refuses a function
-    that returns a new array, as ``scratch_of``'s view."""
-    if not (isinstance(work, types.Array) and isinstance(P, types.Array) and work.ndim == 1):
-        return None
-    if P.dtype == work.dtype:
-        return work(work, P), lambda context, builder, signature, args: args[0]
-    ratio = work.dtype.bitwidth // P.dtype.bitwidth
-    view = types.Array(P.dtype, 1, "C")
-
-    def codegen(context, builder, signature, args):
-        src = make_array(signature.args[0])(context, builder, value=args[0])
-        out = make_array(signature.return_type)(context, builder)
-        itemsize = context.get_constant(types.intp, P.dtype.bitwidth // 8)
-        nitems = builder.mul(src.nitems, context.get_constant(types.intp, ratio))
-        populate_array(out, data=builder.bitcast(src.data, out.data.type),
-                       shape=cgutils.pack_array(builder, [nitems]),
-                       strides=cgutils.pack_array(builder, [itemsize]),
-                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
-        return out._getvalue()
-
-    return view(work, P), codegen
-
-
 if numba_config.DISABLE_JIT:
     # The intrinsics have no Python body: their plain-Python twins (the same arrays).
     _untracked = untracked  # noqa: F811
-    _scratch_in = scratch_of  # noqa: F811
 
 
 @inline_kernel
@@ -481,7 +454,7 @@ def _member_learn_one(x, y, PW, L, work, hyper, codes):
     cap = _max_variance(p0, codes[CODE_KEEP_PRIOR] != 0)
     Px64 = _scratch_views(work, d)[2]
     if _float32_arithmetic(d, P, codes):
-        Px, _, v = _scratch_views(_scratch_in(work, P), d)
+        Px, _, v = _scratch_views(scratch_of(work, P), d)
         yhat, status = _member_step(x, y, 1.0 - mu, w, P, Px, cap, p0, Px64)
         _after_step(status, mu, w, P, L, v, p0, codes, Px)
     else:

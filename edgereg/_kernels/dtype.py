@@ -15,7 +15,11 @@ import inspect
 
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.core import config as numba_config
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
+from numba.np.arrayobj import make_array, populate_array
 
 from .._jit import python_function
 
@@ -41,15 +45,46 @@ def _like(value, A):
 def scratch_of(work, A):
     """The float64 scratch ``work`` seen in A's dtype (a view: float32 gives twice
     the entries). Scratch vectors of a float32 model are float32 so that the
-    passes over P stay float32 (docs/design/float32.md)."""
+    passes over P stay float32 (docs/design/float32.md).
+
+    In a kernel it is an intrinsic, not a function that numba compiles: a
+    kernel compiled without NRT (the banks' steps, ``_nrt=False``) refuses a
+    function that returns a new array, and the kernels such a kernel calls
+    are compiled without NRT too when it compiles them first (numba's flags
+    are inherited): a float32 bank's first learn_many in a fresh process
+    failed so while ``scratch_of`` was an overload returning ``work.view``."""
     return work.view(np.float32) if A.dtype == np.float32 else work
 
 
-@overload(scratch_of, inline="always")
-def _scratch_of(work, A):
-    if isinstance(A, types.Array) and A.dtype == types.float32:
-        return lambda work, A: work.view(np.float32)
-    return lambda work, A: work
+@intrinsic
+def _scratch_of(typingctx, work, A):
+    if not (isinstance(work, types.Array) and isinstance(A, types.Array) and work.ndim == 1
+            and work.dtype == types.float64 and A.dtype in (types.float32, types.float64)):
+        return None
+    if A.dtype == work.dtype:
+        def same(context, builder, signature, args):
+            return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+
+        return work(work, A), same
+    view = types.Array(A.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        src = make_array(signature.args[0])(context, builder, value=args[0])
+        out = make_array(signature.return_type)(context, builder)
+        itemsize = context.get_constant(types.intp, 4)
+        nitems = builder.mul(src.nitems, context.get_constant(types.intp, 2))
+        populate_array(out, data=builder.bitcast(src.data, out.data.type),
+                       shape=cgutils.pack_array(builder, [nitems]),
+                       strides=cgutils.pack_array(builder, [itemsize]),
+                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+        # a view shares work's memory record: with NRT the caller owns one more reference
+        return impl_ret_borrowed(context, builder, signature.return_type, out._getvalue())
+
+    return view(work, A), codegen
+
+
+if not numba_config.DISABLE_JIT:
+    scratch_of = _scratch_of  # noqa: F811  (kernels import the intrinsic; plain NumPy without the JIT)
 
 
 def by_dtype(name, float64_kernel, float32_kernel):
