@@ -38,6 +38,15 @@ def stream(rng, task, n, d):
     return X, y
 
 
+def add_bad_rows(rng, X, y):
+    """NaN, inf and values beyond the bank's range in 8 rows after the first, in place:
+    four in X (one entry each), four in y."""
+    n, d = X.shape
+    bad = rng.choice(np.arange(1, n), size=8, replace=False)
+    X[bad[:4], rng.integers(d, size=4)] = [np.nan, np.inf, 1e101, -1e101]
+    y[bad[4:]] = [np.nan, -np.inf, 1e101, 1e300]
+
+
 def answer(model, x, y):
     try:
         return model.learn_one(x, y)
@@ -66,9 +75,7 @@ def case(old, seed, folder):
         kw["coverage"] = 0.9
     n = 1500 if d <= 10 else 500
     X, y = stream(rng, task, n, d)
-    bad = rng.choice(np.arange(1, n), size=8, replace=False)
-    X[bad[:4], rng.integers(d, size=4)] = [np.nan, np.inf, 1e101, -1e101]
-    y[bad[4:]] = [np.nan, -np.inf, 1e101, 1e300]
+    add_bad_rows(rng, X, y)
     a, b = old.DFOP(d, "auto", **kw), edgereg.DFOP(d, "auto", **kw)
     diffs = [f"row {t}" for t in range(n) if not same(answer(a, X[t], y[t]), answer(b, X[t], y[t]))]
     diffs += state_and_file_diffs(a, b, folder)

@@ -19,7 +19,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bank_bit_for_bit import answer, main, same, state_and_file_diffs, stream  # noqa: E402
+from bank_bit_for_bit import (  # noqa: E402
+    add_bad_rows,
+    answer,
+    main,
+    same,
+    state_and_file_diffs,
+    stream,
+)
 
 import edgereg  # noqa: E402
 
@@ -47,9 +54,7 @@ def case(old, seed, folder):
         kw["coverage"] = 0.9
     n = 1200 if d <= 10 else 400
     X, y = stream(rng, task, n, d)
-    bad = rng.choice(np.arange(1, n), size=8, replace=False)
-    X[bad[:4], rng.integers(d, size=4)] = [np.nan, np.inf, 1e101, -1e101]
-    y[bad[4:]] = [np.nan, -np.inf, 1e101, 1e300]
+    add_bad_rows(rng, X, y)
     a, b = old.DFOP(d, mu, **kw), edgereg.DFOP(d, mu, **kw)
     half = n // 2
     diffs = [f"row {t}" for t in range(half)

@@ -194,17 +194,27 @@ def _refresh_coordinates(k, count, rho, w, P, v, a):
 
 
 @inline_kernel
+def _downdate(P, v):
+    """P <- P - v v^T, each entry rounded to P's dtype: the one downdate of a
+    refresh step, for :func:`pull_and_downdate` and :func:`_downdate_pair`'s
+    single vector (inlined, so it adds no call and, in the NRT-free
+    ``_refresh_coordinates``, no reference count)."""
+    d = P.shape[0]
+    for i in range(d):
+        vi = v[i]
+        Pi = P[i]
+        for j in range(d):
+            Pi[j] = Pi[j] - vi * v[j]
+
+
+@inline_kernel
 def _downdate_pair(P, n, v, a):
     """P <- P - v v^T (n = 1), or P <- (P - v v^T) - a a^T in one pass (n = 2),
     each entry rounded to P's dtype after each subtraction, as two passes
     store it."""
     d = P.shape[0]
     if n == 1:
-        for i in range(d):
-            vi = v[i]
-            Pi = P[i]
-            for j in range(d):
-                Pi[j] = Pi[j] - vi * v[j]
+        _downdate(P, v)
     elif n == 2:
         for i in range(d):
             vi = v[i]
@@ -225,11 +235,7 @@ def pull_and_downdate(w, P, Pk, v, g, s):
         v[j] = Pk[j]
     for j in range(d):
         v[j] *= s
-    for i in range(d):
-        vi = v[i]
-        Pi = P[i]
-        for j in range(d):
-            Pi[j] = Pi[j] - vi * v[j]
+    _downdate(P, v)
 
 
 #: Larger than the rounding of a sum of up to 2^32 mu's (about n 2^-53
