@@ -53,6 +53,17 @@ class _MultiOutput(OnlineModel):
         self._m = self.n_outputs
         self._y_shape = (self._m,)
 
+    def _set_arithmetic(self, arithmetic: str) -> bool:
+        """Validate and set ``arithmetic``; whether it is "float32" (which needs
+        dtype float32). The model then rounds its constants (``_init_arithmetic``)."""
+        if arithmetic not in _ARITHMETICS:
+            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
+        self.arithmetic = arithmetic
+        self._arith32 = arithmetic == "float32"
+        if self._arith32 and self.dtype != np.float32:
+            raise ValueError("arithmetic='float32' needs dtype='float32'")
+        return self._arith32
+
     def _bind_state(self) -> None:
         if self._arith32:  # learn_one's float32 y and prediction
             self._y32 = np.zeros(self._m, np.float32)

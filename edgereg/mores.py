@@ -50,7 +50,7 @@ from ._kernels.mores import (
     mores_scratch_size,
 )
 from ._kernels.mores32 import mores32_learn_many, mores32_learn_one_wide
-from ._multi_output import _ARITHMETICS, _MultiOutput
+from ._multi_output import _MultiOutput
 from ._validate import check_float
 
 __all__ = ["MORES", "MORESState", "MORESIntervalState"]
@@ -275,15 +275,9 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
     def _init_arithmetic(self, arithmetic: str) -> None:
         """Validate ``arithmetic``; for "float32", the constants rounded to float32
         (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
-        if arithmetic not in _ARITHMETICS:
-            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
-        self.arithmetic = arithmetic
-        self._arith32 = arithmetic == "float32"
         self._hyper = [self.C, self.decay, self.gamma, self.tau, self._tol]
-        if not self._arith32:
+        if not self._set_arithmetic(arithmetic):
             return
-        if self.dtype != np.float32:
-            raise ValueError("arithmetic='float32' needs dtype='float32'")
         if self.coverage is not None:
             raise ValueError("arithmetic='float32' does not support coverage")
         tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
 from ._kernels.pa32 import lin32_learn_many, lin32_learn_one_wide
-from ._multi_output import _ARITHMETICS, _MultiOutput
+from ._multi_output import _MultiOutput
 from ._validate import as_scalar, check_float
 
 __all__ = ["SOMOR", "PARegressor", "SOMORState"]
@@ -56,15 +56,9 @@ class _LinearMultiOutput(_MultiOutput):
     def _init_arithmetic(self, arithmetic: str) -> None:
         """Validate ``arithmetic``; for "float32", C and epsilon rounded to float32
         (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
-        if arithmetic not in _ARITHMETICS:
-            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
-        self.arithmetic = arithmetic
-        self._arith32 = arithmetic == "float32"
         self._C32, self._eps32 = self._C, self.epsilon
-        if not self._arith32:
+        if not self._set_arithmetic(arithmetic):
             return
-        if self.dtype != np.float32:
-            raise ValueError("arithmetic='float32' needs dtype='float32'")
         tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
         eps = float(np.float32(self.epsilon)) if self.epsilon <= big else np.inf
         C = float(np.float32(self._C)) if self._C <= big else np.inf
