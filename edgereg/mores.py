@@ -50,7 +50,7 @@ from ._kernels.mores import (
     mores_scratch_size,
 )
 from ._kernels.mores32 import mores32_learn_many, mores32_learn_one_wide
-from ._multi_output import _ARITHMETICS, _MultiOutput
+from ._multi_output import _MultiOutput
 from ._validate import check_float
 
 __all__ = ["MORES", "MORESState", "MORESIntervalState"]
@@ -275,15 +275,9 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
     def _init_arithmetic(self, arithmetic: str) -> None:
         """Validate ``arithmetic``; for "float32", the constants rounded to float32
         (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
-        if arithmetic not in _ARITHMETICS:
-            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
-        self.arithmetic = arithmetic
-        self._arith32 = arithmetic == "float32"
         self._hyper = [self.C, self.decay, self.gamma, self.tau, self._tol]
-        if not self._arith32:
+        if not self._set_arithmetic(arithmetic):
             return
-        if self.dtype != np.float32:
-            raise ValueError("arithmetic='float32' needs dtype='float32'")
         if self.coverage is not None:
             raise ValueError("arithmetic='float32' does not support coverage")
         tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
@@ -331,15 +325,18 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
                 faults += interval_faults(state.interval[j], f"interval[{j}]")
         return faults
 
+    _one_kernel = staticmethod(_mores_learn_one)
+    _one_kernel32 = staticmethod(mores32_learn_one_wide)
+    _many_kernel = staticmethod(_mores_learn_many)
+    _many_kernel32 = staticmethod(mores32_learn_many)
+
     def _bind_state(self) -> None:
         s, w = self._state, self._work
         # The blocks the kernels take: A (every learnt matrix), counts, the scratch.
         self._blocks = (s.W.base, s.counts, w.x.base, w.hyper, w.codes)
         interval = getattr(s, "interval", None)
         self._I = interval
-        if self._arith32:  # learn_one's float32 y and prediction
-            self._y32 = np.zeros(self._m, np.float32)
-            self._out32 = np.zeros(self._m, np.float32)
+        super()._bind_state()
         if interval is not None:
             self._IBS = interval.base  # (m, IB_SIZE): output j's block is row j
             self._band = self._IBS[:, N_INTERVAL + N_IHYPER:]  # (m, 3): learn_one's bands
@@ -380,15 +377,7 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         """
         if interval:
             self._check_interval(interval)
-        xr = self._row(x)
-        yr = self._target(y)
-        out = np.empty(self._m, dtype=np.float64)
-        if self._arith32:
-            status = mores32_learn_one_wide(xr, yr, out, *self._blocks, self._y32, self._out32)
-        else:
-            status = _mores_learn_one(xr, yr, out, *self._blocks)
-        if status != OK and not self._skip:
-            raise ValueError(self._invalid_message(xr, y, "sample"))
+        out, yr, status = self._learn_vector(x, y)
         if self._I is None:
             return out
         # The bands before learning, then the bookkeeping (a refused row: NaN
@@ -397,16 +386,8 @@ class MORES(OutputsIntervalMixin, _MultiOutput):
         return self._band.copy() if interval else out
 
     def _learn_block(self, X, Y, out):  # type: ignore[override]
-        if self._arith32:
-            # Targets and predictions in float32, as an export's C caller passes them.
-            with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
-                Y32 = Y.astype(np.float32)
-            out32 = np.empty(out.shape, np.float32)
-            bad = mores32_learn_many(X, Y32, out32, *self._blocks)
-            out[:] = out32
-            return bad
-        if self._I is None:
-            return _mores_learn_many(X, Y, out, *self._blocks)
+        if self._arith32 or self._I is None:  # (float32 arithmetic has no intervals)
+            return super()._learn_block(X, Y, out)
         n = X.shape[0]
         lev = np.empty(n)
         bad = _mores_learn_many_marked(X, Y, out, lev, *self._blocks)

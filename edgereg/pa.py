@@ -18,10 +18,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._kernels.mores import OK
 from ._kernels.pa import _lin_learn_many, _lin_learn_one
 from ._kernels.pa32 import lin32_learn_many, lin32_learn_one_wide
-from ._multi_output import _ARITHMETICS, _MultiOutput
+from ._multi_output import _MultiOutput
 from ._validate import as_scalar, check_float
 
 __all__ = ["SOMOR", "PARegressor", "SOMORState"]
@@ -57,15 +56,9 @@ class _LinearMultiOutput(_MultiOutput):
     def _init_arithmetic(self, arithmetic: str) -> None:
         """Validate ``arithmetic``; for "float32", C and epsilon rounded to float32
         (normal or zero: the kernels read them by their bits, ``dfop32._narrow``)."""
-        if arithmetic not in _ARITHMETICS:
-            raise ValueError(f"arithmetic must be one of {_ARITHMETICS}, got {arithmetic!r}")
-        self.arithmetic = arithmetic
-        self._arith32 = arithmetic == "float32"
         self._C32, self._eps32 = self._C, self.epsilon
-        if not self._arith32:
+        if not self._set_arithmetic(arithmetic):
             return
-        if self.dtype != np.float32:
-            raise ValueError("arithmetic='float32' needs dtype='float32'")
         tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
         eps = float(np.float32(self.epsilon)) if self.epsilon <= big else np.inf
         C = float(np.float32(self._C)) if self._C <= big else np.inf
@@ -90,24 +83,15 @@ class _LinearMultiOutput(_MultiOutput):
         )
         return state, work
 
+    _one_kernel = staticmethod(_lin_learn_one)
+    _one_kernel32 = staticmethod(lin32_learn_one_wide)
+    _many_kernel = staticmethod(_lin_learn_many)
+    _many_kernel32 = staticmethod(lin32_learn_many)
+
     def _bind_state(self) -> None:
         s, w = self._state, self._work
         self._blocks = (s.W, s.counts, w.scratch, w.bound, w.hyper, w.codes)
-        if self._arith32:  # learn_one's float32 y and prediction
-            self._y32 = np.zeros(self._m, np.float32)
-            self._out32 = np.zeros(self._m, np.float32)
-
-    def _learn_vector(self, x: Any, y: Any) -> np.ndarray:
-        xr = self._row(x)
-        yr = self._target(y)
-        out = np.empty(self._m, dtype=np.float64)
-        if self._arith32:
-            status = lin32_learn_one_wide(xr, yr, out, *self._blocks, self._y32, self._out32)
-        else:
-            status = _lin_learn_one(xr, yr, out, *self._blocks)
-        if status != OK and not self._skip:
-            raise ValueError(self._invalid_message(xr, y, "sample"))
-        return out
+        super()._bind_state()
 
     def learn_one(self, x: Any, y: Any) -> np.ndarray:
         """Predict x with the current W, then learn (x, y); return that prediction.
@@ -117,19 +101,7 @@ class _LinearMultiOutput(_MultiOutput):
         ValueError
             On NaN/inf in x or y (``on_invalid="raise"``); state unchanged.
         """
-        return self._learn_vector(x, y)
-
-    def _learn_block(self, X, Y, out):  # type: ignore[override]
-        if not self._arith32:
-            return _lin_learn_many(X, Y, out, *self._blocks)
-        # Targets and predictions in float32, as an export's C caller passes them.
-        with np.errstate(over="ignore"):  # a target beyond float32 becomes inf: refused
-            Y32 = Y.astype(np.float32)
-        out32 = np.empty(out.shape, np.float32)
-        bad = lin32_learn_many(X, Y32, out32, *self._blocks)
-        out[:] = out32
-        return bad
-
+        return self._learn_vector(x, y)[0]
 
 
 class SOMOR(_LinearMultiOutput):
@@ -364,8 +336,8 @@ class PARegressor(_LinearMultiOutput):
         """
         if self._scalar:
             yv = np.array([y if type(y) is float else as_scalar(y)], dtype=np.float64)
-            return float(self._learn_vector(x, yv)[0])
-        return self._learn_vector(x, y)
+            return float(self._learn_vector(x, yv)[0][0])
+        return self._learn_vector(x, y)[0]
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
