@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", nargs="?", default=None)
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--models", default="", help="labels (comma-separated; default all)")
+    parser.add_argument("--readme", default=None,
+                        help="also check the README's size table (flash --size / learn_one "
+                             "stack --size of each model measured): exit 1 on a difference")
     args = parser.parse_args(argv)
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     import export_support as S
@@ -107,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
           "| state (B) | stack learn_one / learn_many, O3; `--size` (B) | = JIT |")
     print("|---|---|---:|---:|---:|---:|---|")
     failed = False
+    stated = readme_cells(Path(args.readme)) if args.readme else {}
     for target in targets:
         for key, label in labels.items():
             fast, small = rows[key, target], rows[f"{key}-size", target]
@@ -115,7 +119,38 @@ def main(argv: list[str] | None = None) -> int:
             failed |= not (e3 and es)
             print(f"| {label} | {target} | {f3} | {fs} | {fast['state_bytes']:,} | "
                   f"{s3}; {ss} | {equal} |")
-    return 1 if failed else 0  # a build that failed or differs from the JIT
+            if args.readme:
+                cell = f"{fs.split(' = ')[0]} / {ss.split(' / ')[0]}".replace(",", "")
+                if stated.get((label, target)) != cell:
+                    print(f"  {args.readme} states {stated.get((label, target))} for "
+                          f"{label} on {target}; measured {cell}")
+                    failed = True
+    return 1 if failed else 0  # a build that failed or differs from the JIT (or the README)
+
+
+#: The README's names of the models and of their columns, as this script's.
+_README_LABELS = {"`forgetting=\"auto\"`": 'forgetting="auto"', "(2 outputs)": "(m = 2)",
+                  "(3 outputs)": "(m = 3)",
+                  "(float32 arrays, float64 scalars)": "(float32; float64 scalars)"}
+
+
+def readme_cells(path: Path) -> dict[tuple[str, str], str]:
+    """{(model, target): "flash / stack"} of the README's table of sizes (the one
+    whose header starts "| model (d = 6, float32)"), thousands' commas removed."""
+    cells, inside = {}, False
+    for line in path.read_text().splitlines():
+        if line.startswith("| model (d = 6, float32)"):
+            inside = True
+            continue
+        if inside and not line.startswith("|"):
+            break
+        if inside and not line.startswith("|---"):
+            label, _state, *sizes = (c.strip() for c in line.strip("|").split("|"))
+            for old, new in _README_LABELS.items():
+                label = label.replace(old, new)
+            for target, size in zip(TARGETS, sizes, strict=True):
+                cells[label, target] = size.replace(",", "")
+    return cells
 
 
 if __name__ == "__main__":
