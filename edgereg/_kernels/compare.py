@@ -184,8 +184,8 @@ def compare_restart(C, span):
     slot 1 waits ``span`` tested rounds. SelectiveSampler's block (the one with a
     shadow) starts no ordinary instance before ``WAIT_SPANS`` spans of tested
     rounds, until the shadow has learnt that many labels and the classifier,
-    which picks the tested rounds, has settled (XOR labels on [0, 1]^2, 100
-    runs: a switch in 25 with a wait of one span, 12 with two, 2 with three;
+    which picks the tested rounds, has settled (XOR labels on [0, 1]^2, 20
+    runs: a switch in 5 with a wait of two spans, 1 with three;
     docs/design/switch-tests.md); early instance 1 starts instead."""
     C[GLOBAL_LABELS] = 0.0
     C[GLOBAL_SPAN] = float(span)
