@@ -633,13 +633,11 @@ def _learn_many_in(X, Y, MU, out, bands, PW, L, work, Px64, hyper, codes, IB, im
             # denominators are checked), read off the pass while width is 1.
             positive = pmin > 0.0
             if width > 1:
+                # At high forgetting, the other coordinates of this refresh
+                # (after the fused one, in learn_one's order and arithmetic).
+                # Px is stale from here (P x_next is formed again).
                 pmin = -1.0
-            # At high forgetting, the other coordinates of this refresh
-            # (after the fused one, in learn_one's order and arithmetic).
-            # Px is stale from here (width > 1: P x_next is formed again).
-            if width > 1:
                 _refresh_coordinates(k + 1, width - 1, rho, w, P, v, Px)
-            if width > 1:
                 positive = _diagonal_positive(P)
             if not positive:
                 _set_prior(P, p0)  # learn_one's repair after a refresh

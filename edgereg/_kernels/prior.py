@@ -138,14 +138,32 @@ def _refresh_prior(k, rho, w, P, v):
     not be finite, w is left as it is (:func:`_bounded_pull`).
     """
     Pk = P[k]
+    for j in range(w.shape[0]):
+        v[j] = Pk[j]
+    if _pull_row(k, rho, w, v):
+        _downdate(P, v)
+
+
+@inline_kernel
+def _pull_row(c, rho, w, u):
+    """The refresh's step on coordinate c from u = row c of P (in P's dtype):
+    den = 1 + rho u_c, w <- w - u g with g = rho w_c / den (``_bounded_pull``),
+    then u <- u sqrt(rho / den), the vector to downdate P with. False, and
+    nothing done, when den <= 0 (P_cc < 0: P is at fault, repaired after the
+    refresh, ``_diagonal_positive``)."""
     # np.float64: numba forms these in float64 whatever P's dtype; without
     # the JIT, numpy's scalars would keep float32's.
-    den = 1.0 + rho * np.float64(Pk[k])
+    den = 1.0 + rho * np.float64(u[c])
     if not den > 0.0:
-        return  # P_kk < 0: P is at fault, repaired after the refresh (_diagonal_positive)
-    g = _bounded_pull(rho * np.float64(w[k]) / den, w, Pk)
+        return False
+    g = _bounded_pull(rho * np.float64(w[c]) / den, w, u)
     s = np.float64(math.sqrt(rho / den))  # float64 also without the JIT
-    pull_and_downdate(w, P, Pk, v, g, s)
+    d = w.shape[0]
+    for j in range(d):
+        w[j] -= u[j] * g
+    for j in range(d):
+        u[j] *= s
+    return True
 
 
 @compiled(_nrt=False)
@@ -180,16 +198,8 @@ def _refresh_coordinates(k, count, rho, w, P, v, a):
                 vc = v[c]
                 for j in range(d):
                     u[j] = like(Pc[j] - vc * v[j], P)
-            den = 1.0 + rho * np.float64(u[c])
-            if not den > 0.0:
-                continue  # as _refresh_prior: P is at fault, repaired after the refresh
-            g = _bounded_pull(rho * np.float64(w[c]) / den, w, u)
-            s = np.float64(math.sqrt(rho / den))
-            for j in range(d):
-                w[j] -= u[j] * g
-            for j in range(d):
-                u[j] *= s
-            n += 1
+            if _pull_row(c, rho, w, u):
+                n += 1
         _downdate_pair(P, n, v, a)
 
 
@@ -227,8 +237,9 @@ def _downdate_pair(P, n, v, a):
 @inline_kernel
 def pull_and_downdate(w, P, Pk, v, g, s):
     """The refresh's update from row Pk = P[k] (``v`` scratch): w <- w - Pk g,
-    P <- P - v v^T with v = Pk s, in the arithmetic of g and s (float64 here,
-    float32 in the float32-only kernels, ``_kernels/dfop32.py``)."""
+    P <- P - v v^T with v = Pk s, in the arithmetic of g and s: the
+    float32-only kernels' refresh (``_kernels/dfop32.py``), whose g and s are
+    float32 (the default arithmetic's step is :func:`_pull_row`)."""
     d = w.shape[0]
     for j in range(d):
         w[j] -= Pk[j] * g
